@@ -1,0 +1,46 @@
+# distscrape — `make demo` and `make test` do all the set-up on a fresh machine.
+GO       ?= go
+GOBIN    := $(shell $(GO) env GOPATH)/bin
+export PATH := $(GOBIN):$(PATH)
+BIN      := bin/distscrape
+SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+VERSITYGW_VERSION := v1.8.0
+TEST_TIMEOUT ?= 40m
+
+.PHONY: all build test test-short bench bench-tracker lint fuzz demo deps redis-server versitygw clean
+
+all: build
+
+build:
+	$(GO) build -o $(BIN) ./cmd/distscrape
+
+## deps: install the real servers the tests run against (never mocks)
+deps: redis-server versitygw
+
+redis-server:
+	@command -v redis-server >/dev/null 2>&1 || { \
+		echo "installing redis-server with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server; }
+
+versitygw:
+	@command -v versitygw >/dev/null 2>&1 || { \
+		echo "installing versitygw $(VERSITYGW_VERSION) (S3-compatible test server)"; \
+		$(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
+
+## test: every test, with the race detector, against real redis-server and versitygw
+test: deps
+	$(GO) vet ./...
+	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+
+test-short: deps
+	$(GO) test -race -short -count=1 ./...
+
+bench: deps
+	$(GO) test -run XXX -bench . -benchmem ./...
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
+	$(GO) vet ./...
+
+clean:
+	rm -rf bin

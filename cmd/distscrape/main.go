@@ -1,0 +1,4 @@
+// Command distscrape is a distributed scraper and crawler.
+package main
+
+func main() {}

@@ -1,0 +1,211 @@
+// Package tracker leases work items (URLs or IDs) to a fleet of workers.
+//
+// The life cycle of an item (see DESIGN.md):
+//
+//	add (deduplicated) → pending → checkout → leased → complete → done
+//	                        ↑                    │  └── fail (retryable) → delayed → (due) → pending
+//	                        └── lease expired ───┘            └── attempts exhausted → failed
+//
+// Every implementation (in-memory, Redis) satisfies the same contract, proved by
+// the conformance suite in tracker/trackertest.
+package tracker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Sentinel errors callers branch on.
+var (
+	// ErrLeaseLost is returned (wrapped in a *LostError) when a lease is no
+	// longer held by its token: it expired and was requeued or handed to
+	// another worker. The call changed nothing for that lease.
+	ErrLeaseLost = errors.New("tracker: lease lost")
+	// ErrInvalidItem is returned for an item the tracker cannot store (empty
+	// key, key too long, range with Lo > Hi...).
+	ErrInvalidItem = errors.New("tracker: invalid item")
+	// ErrClosed is returned by calls on a closed tracker.
+	ErrClosed = errors.New("tracker: closed")
+)
+
+// MaxKeyLen is the longest item key a tracker accepts, in bytes.
+const MaxKeyLen = 8192
+
+// Item is one unit of work: a URL (link crawls) or an ID (ID discovery).
+type Item struct {
+	Key      string // the URL or ID; never empty
+	Depth    int    // hops from a seed (link crawls); 0 for seeds and IDs
+	Attempts int    // attempts so far; ignored by Add
+}
+
+// Range is the numeric IDs Lo..Hi, both inclusive. A range is stored as one
+// entry and carved into single-ID leases at checkout; each ID is then
+// deduplicated and tracked individually.
+type Range struct{ Lo, Hi uint64 }
+
+// Len is the number of IDs in r.
+func (r Range) Len() uint64 { return r.Hi - r.Lo + 1 }
+
+// LeaseToken is the fencing token of one lease: only the holder of the
+// current token may extend, complete, fail or release the item.
+type LeaseToken string
+
+// Lease is an item checked out by one worker until Deadline.
+type Lease struct {
+	Item                // Item.Attempts counts this attempt (1 on the first checkout)
+	Worker   string     // who holds it
+	Token    LeaseToken // fencing token
+	Deadline time.Time  // the lease expires after this instant unless extended
+}
+
+// Completion is a lease finished successfully, with the items found in it.
+type Completion struct {
+	Lease      Lease
+	Discovered []Item
+}
+
+// Failure is a lease that did not succeed.
+type Failure struct {
+	Lease  Lease
+	Reason string // the last error, kept with the item if it ends in failed
+	// Final means never retry: the item goes straight to failed.
+	Final bool
+	// RetryAfter is the least delay before a retry (an HTTP Retry-After); the
+	// tracker's exponential backoff applies when it is longer.
+	RetryAfter time.Duration
+}
+
+// FailedItem is a dead letter: an item that exhausted its attempts or failed finally.
+type FailedItem struct {
+	Item
+	Reason string
+	At     time.Time
+}
+
+// RequeueOptions selects what Requeue puts back into pending.
+type RequeueOptions struct {
+	// Worker, when set, requeues every lease of that worker, expired or not
+	// (the operator knows it is dead).
+	Worker string
+	// Failed requeues the dead letters, with their attempts reset.
+	Failed bool
+	// Limit bounds how many items are moved; 0 means all.
+	Limit int
+}
+
+// Stats is a snapshot of a crawl. Added == Pending+Leased+Delayed+Done+Failed
+// at every instant (IDs of a range not yet carved count as pending).
+type Stats struct {
+	Pending int64 `json:"pending"`
+	Leased  int64 `json:"leased"`
+	Delayed int64 `json:"delayed"`
+	Done    int64 `json:"done"`
+	Failed  int64 `json:"failed"`
+	Added   int64 `json:"added"`   // distinct items ever added
+	Workers int64 `json:"workers"` // workers seen within the last lease TTL
+}
+
+// Tracker is the work-item contract. Every method is safe for concurrent use.
+// Batch methods apply to the leases still held and skip the others: they
+// return a *LostError (errors.Is(err, ErrLeaseLost)) naming the skipped ones.
+type Tracker interface {
+	// Add adds items not seen before (pending, leased, delayed, done or
+	// failed); it returns how many were new.
+	Add(ctx context.Context, items []Item) (int, error)
+	// AddRange adds the numeric IDs of r in O(1); IDs already seen are skipped
+	// when the range is carved.
+	AddRange(ctx context.Context, r Range) error
+	// Checkout leases up to n pending items to worker for ttl. It may first
+	// requeue a bounded number of expired leases. An empty result with a nil
+	// error means nothing is pending now.
+	Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error)
+	// Extend pushes the deadline of held leases to now+ttl and returns the
+	// leases with their new deadlines.
+	Extend(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error)
+	// Complete marks the leases done and adds the items discovered in them,
+	// atomically: a lost lease's discoveries are not added.
+	Complete(ctx context.Context, cs []Completion) error
+	// Fail records failures: retryable ones go to delayed with backoff (or to
+	// failed once attempts reach the maximum), final ones to failed.
+	Fail(ctx context.Context, fs []Failure) error
+	// Release hands unstarted leases back to pending at once, without
+	// counting the attempt.
+	Release(ctx context.Context, leases []Lease) error
+	// Requeue moves expired leases (default), one worker's leases, or the
+	// dead letters back to pending, and returns how many moved. Delayed items
+	// that are due are moved too.
+	Requeue(ctx context.Context, opt RequeueOptions) (int, error)
+	// Stats returns the counts, in O(1).
+	Stats(ctx context.Context) (Stats, error)
+	// Done reports whether pending, leased and delayed are all empty.
+	Done(ctx context.Context) (bool, error)
+	// Failed lists up to limit dead letters (0: all) with their last error.
+	Failed(ctx context.Context, limit int) ([]FailedItem, error)
+	// Reset deletes the crawl's whole state. Only `distscrape reset --yes` calls it.
+	Reset(ctx context.Context) error
+	// Close releases the tracker's resources (not its state).
+	Close() error
+}
+
+// Options are the settings every tracker shares. The zero value means the
+// defaults noted on each field.
+type Options struct {
+	MaxAttempts  int           // attempts before an item is failed; default 5
+	BackoffBase  time.Duration // first retry delay; default 30s
+	BackoffMax   time.Duration // cap of the exponential backoff; default 1h
+	RequeueBatch int           // expired leases requeued per checkout; default 100
+	Clock        Clock         // default the system clock
+}
+
+// WithDefaults returns o with zero fields set to their defaults.
+func (o Options) WithDefaults() Options {
+	if o.MaxAttempts <= 0 {
+		o.MaxAttempts = 5
+	}
+	if o.BackoffBase <= 0 {
+		o.BackoffBase = 30 * time.Second
+	}
+	if o.BackoffMax <= 0 {
+		o.BackoffMax = time.Hour
+	}
+	if o.BackoffMax < o.BackoffBase {
+		o.BackoffMax = o.BackoffBase
+	}
+	if o.RequeueBatch <= 0 {
+		o.RequeueBatch = 100
+	}
+	if o.Clock == nil {
+		o.Clock = SystemClock{}
+	}
+	return o
+}
+
+// Clock tells the time; tests inject a simulated one to move leases and
+// backoff forward without sleeping.
+type Clock interface{ Now() time.Time }
+
+// SystemClock is the real clock.
+type SystemClock struct{}
+
+// Now returns time.Now().
+func (SystemClock) Now() time.Time { return time.Now() }
+
+// LostError lists the leases a batch call skipped because they were lost.
+type LostError struct{ Keys []string }
+
+func (e *LostError) Error() string {
+	const show = 5
+	keys := e.Keys
+	more := ""
+	if len(keys) > show {
+		more = fmt.Sprintf(" (and %d more)", len(keys)-show)
+		keys = keys[:show]
+	}
+	return fmt.Sprintf("tracker: lease lost for %d item(s): %s%s", len(e.Keys), strings.Join(keys, ", "), more)
+}
+
+// Is makes errors.Is(err, ErrLeaseLost) true.
+func (e *LostError) Is(target error) bool { return target == ErrLeaseLost }
