@@ -1,0 +1,111 @@
+// Package config loads and validates the one YAML file that describes a crawl
+// (see DESIGN.md "Config"). Zero values mean the defaults documented on each
+// field; Load applies them, so code downstream never sees an unset field.
+package config
+
+import "time"
+
+// Config is a whole crawl.
+type Config struct {
+	Crawl   string  `yaml:"crawl"` // required; [A-Za-z0-9._-]{1,64}
+	Tracker Tracker `yaml:"tracker"`
+	Scraper Scraper `yaml:"scraper"`
+	Fetch   Fetch   `yaml:"fetch"`
+	Saver   Saver   `yaml:"saver"`
+	Log     Log     `yaml:"log"`
+	Metrics Metrics `yaml:"metrics"`
+}
+
+// Tracker selects and tunes the tracker.
+type Tracker struct {
+	Kind        string        `yaml:"kind"`         // memory (default) | redis
+	URL         string        `yaml:"url"`          // redis:// or rediss:// (redis)
+	State       string        `yaml:"state"`        // memory: journal file to resume from; "" = none
+	LeaseTTL    time.Duration `yaml:"lease_ttl"`    // default 5m
+	Batch       int           `yaml:"batch"`        // items per checkout; default 32
+	MaxAttempts int           `yaml:"max_attempts"` // default 5
+	Backoff     Backoff       `yaml:"backoff"`
+}
+
+// Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.
+type Backoff struct {
+	Base time.Duration `yaml:"base"` // default 30s
+	Max  time.Duration `yaml:"max"`  // default 1h
+}
+
+// Scraper selects and tunes the scraper.
+type Scraper struct {
+	Kind           string        `yaml:"kind"`  // link (default) | id
+	Seeds          []string      `yaml:"seeds"` // URLs (link) or IDs (id)
+	LinkRegex      string        `yaml:"link_regex"`
+	Scope          Scope         `yaml:"scope"`
+	IDRegex        string        `yaml:"id_regex"`
+	DownloadURLFmt string        `yaml:"download_url_fmt"` // must contain {id} (id)
+	Validate       Validate      `yaml:"validate"`
+	RegexTimeout   time.Duration `yaml:"regex_timeout"` // default 1s
+	MaxLinks       int           `yaml:"max_links"`     // discovered items kept per page; default 10000
+	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default html, xhtml, xml, text, json
+}
+
+// Scope limits which links a link crawl follows.
+type Scope struct {
+	Hosts        []string `yaml:"hosts"`    // default: the seeds' hosts
+	Prefixes     []string `yaml:"prefixes"` // URL prefixes a link must start with
+	ExcludeRegex string   `yaml:"exclude_regex"`
+	MaxDepth     int      `yaml:"max_depth"` // 0 = unlimited
+}
+
+// Validate rejects soft failures (captchas, error pages served with 200).
+type Validate struct {
+	Status       []int  `yaml:"status"` // accepted status codes; default [200]
+	MustMatch    string `yaml:"must_match"`
+	MustNotMatch string `yaml:"must_not_match"`
+}
+
+// Fetch tunes the HTTP client.
+type Fetch struct {
+	Concurrency        int               `yaml:"concurrency"`          // default 16
+	PerHostConcurrency int               `yaml:"per_host_concurrency"` // default 4
+	PerHostRate        float64           `yaml:"per_host_rate"`        // requests/s, 0 = unlimited
+	Timeout            time.Duration     `yaml:"timeout"`              // whole request; default 30s
+	MaxBody            Size              `yaml:"max_body"`             // default 64MiB
+	MaxRedirects       int               `yaml:"max_redirects"`        // default 10
+	UserAgent          string            `yaml:"user_agent"`           // default "distscrape/1"
+	Robots             *bool             `yaml:"robots"`               // default true
+	Headers            map[string]string `yaml:"headers"`
+	Proxies            []string          `yaml:"proxies"`        // http://, https://, socks5://
+	AllowMetadata      bool              `yaml:"allow_metadata"` // allow cloud metadata addresses (169.254.0.0/16, fd00:ec2::254)
+}
+
+// Saver selects and tunes the saver.
+type Saver struct {
+	Kind        string        `yaml:"kind"`        // file (default) | tar | redis | s3 | none
+	Dir         string        `yaml:"dir"`         // file; default "out"
+	Layout      string        `yaml:"layout"`      // file: mirror (default) | flat
+	Name        string        `yaml:"name"`        // file flat: name template; default "{id}"
+	Path        string        `yaml:"path"`        // tar: default "out/{crawl}-{worker}.tar.gz"
+	URL         string        `yaml:"url"`         // redis
+	Key         string        `yaml:"key"`         // redis, s3; default "{crawl}:page:{id}" (redis), "{crawl}/{sha256}" (s3)
+	TTL         time.Duration `yaml:"ttl"`         // redis; 0 = no expiry
+	Compress    bool          `yaml:"compress"`    // redis: zstd the body
+	Bucket      string        `yaml:"bucket"`      // s3
+	Region      string        `yaml:"region"`      // s3; default us-east-1
+	Endpoint    string        `yaml:"endpoint"`    // s3: custom endpoint URL
+	PathStyle   bool          `yaml:"path_style"`  // s3
+	Prefix      string        `yaml:"prefix"`      // s3: prepended to every key
+	Concurrency int           `yaml:"concurrency"` // s3: parallel uploads; default 16
+}
+
+// Log configures log/slog.
+type Log struct {
+	Level  string `yaml:"level"`  // debug | info (default) | warn | error
+	Format string `yaml:"format"` // text (default) | json
+}
+
+// Metrics exposes Prometheus metrics.
+type Metrics struct {
+	Addr string `yaml:"addr"` // e.g. 127.0.0.1:9108; "" = off
+}
+
+// Size is a byte count written with units in YAML ("64MiB", "10MB", "512").
+type Size int64
