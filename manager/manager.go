@@ -1,0 +1,345 @@
+// Package manager runs the crawl loop inside every worker: check out a batch
+// of leases, fetch and scrape them concurrently, save the bodies, flush the
+// saver, then complete the leases with what they discovered. It sees the
+// tracker, scraper, saver and fetcher through their interfaces only.
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/scraper"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// Fetcher performs one HTTP request politely (internal/fetch.Client).
+type Fetcher interface {
+	Fetch(ctx context.Context, req *http.Request) (*fetch.Response, error)
+}
+
+// Observer receives one call per fetched item, for metrics.
+type Observer interface {
+	// ObserveFetch reports the outcome ("ok", "retry", "final"), the body
+	// size and the latency of one item.
+	ObserveFetch(outcome string, bytes int, elapsed time.Duration)
+}
+
+// Config tunes a Manager. Zero values mean the defaults noted.
+type Config struct {
+	Worker       string        // worker name, required
+	Batch        int           // items per checkout; default 32
+	LeaseTTL     time.Duration // default 5m
+	Concurrency  int           // fetches in flight; default 16
+	ExitWhenDone bool          // return once the crawl is done, else keep polling
+	PollMin      time.Duration // idle polling backoff when nothing is pending; default 50ms
+	PollMax      time.Duration // default 2s
+	CommitEvery  time.Duration // longest a finished item waits for flush+complete; default 250ms
+	Grace        time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
+	Logger       *slog.Logger  // default slog.Default()
+	Observer     Observer      // optional
+}
+
+func (c Config) withDefaults() Config {
+	if c.Batch <= 0 {
+		c.Batch = 32
+	}
+	if c.LeaseTTL <= 0 {
+		c.LeaseTTL = 5 * time.Minute
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.PollMin <= 0 {
+		c.PollMin = 50 * time.Millisecond
+	}
+	if c.PollMax < c.PollMin {
+		c.PollMax = max(2*time.Second, c.PollMin)
+	}
+	if c.CommitEvery <= 0 {
+		c.CommitEvery = 250 * time.Millisecond
+	}
+	if c.Grace <= 0 {
+		c.Grace = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+// Summary counts what a Manager did.
+type Summary struct {
+	Fetched    int64         `json:"fetched"`    // responses received and scraped
+	Saved      int64         `json:"saved"`      // items completed after a durable save
+	Failed     int64         `json:"failed"`     // items reported as failed (retryable or final)
+	Released   int64         `json:"released"`   // leases handed back unstarted
+	LeaseLost  int64         `json:"lease_lost"` // results dropped because the lease had moved on
+	Discovered int64         `json:"discovered"` // items found (before deduplication)
+	Bytes      int64         `json:"bytes"`      // body bytes fetched
+	Elapsed    time.Duration `json:"elapsed_ns"`
+}
+
+// Manager is one worker's crawl loop.
+type Manager struct {
+	tr  tracker.Tracker
+	sc  scraper.Scraper
+	sv  saver.Saver
+	fe  Fetcher
+	cfg Config
+	log *slog.Logger
+
+	fetched, saved, failed, released, lost, discovered, bytes atomic.Int64
+
+	mu   sync.Mutex
+	held map[tracker.LeaseToken]*job // leases checked out and not yet reported back
+}
+
+// New returns a Manager over the four parts.
+func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg Config) (*Manager, error) {
+	if tr == nil || sc == nil || sv == nil || fe == nil {
+		return nil, errors.New("manager: tracker, scraper, saver and fetcher are all required")
+	}
+	if cfg.Worker == "" {
+		return nil, errors.New("manager: a worker name is required")
+	}
+	cfg = cfg.withDefaults()
+	return &Manager{tr: tr, sc: sc, sv: sv, fe: fe, cfg: cfg, log: cfg.Logger.With("worker", cfg.Worker),
+		held: make(map[tracker.LeaseToken]*job)}, nil
+}
+
+// job is one lease on its way through the loop.
+type job struct {
+	lease      tracker.Lease
+	discovered []tracker.Item
+	err        error // nil: fetched, scraped and saved (not yet flushed)
+	release    bool  // not processed (shutdown): hand the lease back
+}
+
+// Progress returns the counters so far; safe to call while Run runs.
+func (m *Manager) Progress() Summary {
+	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
+		Released: m.released.Load(), LeaseLost: m.lost.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load()}
+}
+
+// Run works the crawl until it is done (with ExitWhenDone) or ctx is
+// cancelled. Cancellation is a graceful stop: no more checkouts, in-flight
+// items get Grace to finish, unstarted leases are released, everything
+// finished is flushed and completed. Run returns a nil error after a
+// graceful stop.
+func (m *Manager) Run(ctx context.Context) (Summary, error) {
+	start := time.Now()
+	// Work outlives ctx by the grace period so a stop does not throw away
+	// fetches that are nearly finished.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+	stopGrace := context.AfterFunc(ctx, func() {
+		t := time.AfterFunc(m.cfg.Grace, cancelWork)
+		go func() { <-workCtx.Done(); t.Stop() }()
+	})
+	defer stopGrace()
+
+	window := m.cfg.Concurrency + m.cfg.Batch // leases held at most
+	slots := make(chan struct{}, window)
+	jobs := make(chan *job)
+	results := make(chan *job, window)
+	committed := make(chan struct{}, 1)
+
+	var fetchers sync.WaitGroup
+	var fetching atomic.Int64
+	for range m.cfg.Concurrency {
+		fetchers.Add(1)
+		go func() {
+			defer fetchers.Done()
+			for j := range jobs {
+				fetching.Add(1)
+				m.process(workCtx, j)
+				fetching.Add(-1)
+				results <- j
+			}
+		}()
+	}
+	commitDone := make(chan struct{})
+	go func() {
+		defer close(commitDone)
+		m.commitLoop(workCtx, results, slots, committed, &fetching)
+	}()
+	hbCtx, stopHB := context.WithCancel(workCtx)
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); m.heartbeat(hbCtx) }()
+
+	err := m.checkoutLoop(ctx, jobs, slots, committed)
+	close(jobs)
+	fetchers.Wait()
+	close(results)
+	<-commitDone
+	stopHB()
+	<-hbDone
+
+	s := m.Progress()
+	s.Elapsed = time.Since(start)
+	return s, err
+}
+
+// checkoutLoop keeps the fetchers fed until the crawl is done or ctx ends.
+func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan struct{}, committed <-chan struct{}) error {
+	poll := m.cfg.PollMin
+	retry := newBackoff(100*time.Millisecond, 5*time.Second)
+	for ctx.Err() == nil {
+		// Wait for room: never hold more leases than can be worked on.
+		free := m.cfg.Batch
+		for i := 0; i < free; i++ {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				m.returnSlots(slots, i)
+				return nil
+			}
+		}
+		leases, err := m.tr.Checkout(ctx, m.cfg.Worker, free, m.cfg.LeaseTTL)
+		if err != nil {
+			m.returnSlots(slots, free)
+			if ctx.Err() != nil {
+				return nil
+			}
+			d := retry.next()
+			m.log.Warn("checkout failed; retrying", "err", err, "in", d)
+			sleep(ctx, d)
+			continue
+		}
+		retry.reset()
+		m.returnSlots(slots, free-len(leases))
+		if len(leases) > 0 {
+			poll = m.cfg.PollMin
+			m.hold(leases)
+			for i, l := range leases {
+				select {
+				case jobs <- &job{lease: l}:
+				case <-ctx.Done():
+					m.releaseUnstarted(leases[i:])
+					m.returnSlots(slots, len(leases)-i)
+					return nil
+				}
+			}
+			continue
+		}
+		// Nothing pending now. Finished when nothing is in flight here and
+		// the tracker has nothing pending, leased or delayed anywhere.
+		if len(slots) == 0 && m.cfg.ExitWhenDone {
+			done, err := m.tr.Done(ctx)
+			if err == nil && done {
+				return nil
+			}
+			if err != nil && ctx.Err() == nil {
+				m.log.Warn("done check failed", "err", err)
+			}
+		}
+		// Wait for our own completions (they may add items) or the next poll.
+		select {
+		case <-committed:
+		case <-time.After(poll):
+			poll = min(poll*2, m.cfg.PollMax)
+		case <-ctx.Done():
+		}
+	}
+	return nil
+}
+
+func (m *Manager) returnSlots(slots chan struct{}, n int) {
+	for range n {
+		<-slots
+	}
+}
+
+func (m *Manager) hold(leases []tracker.Lease) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, l := range leases {
+		m.held[l.Token] = &job{lease: l}
+	}
+}
+
+func (m *Manager) unhold(js []*job) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, j := range js {
+		delete(m.held, j.lease.Token)
+	}
+}
+
+// releaseUnstarted hands back leases that were checked out but never started.
+func (m *Manager) releaseUnstarted(leases []tracker.Lease) {
+	js := make([]*job, len(leases))
+	for i, l := range leases {
+		js[i] = &job{lease: l, release: true}
+	}
+	m.report(context.Background(), js)
+}
+
+// process fetches, scrapes and saves one item. It never panics: a bad page
+// is one failed item, not a dead worker.
+func (m *Manager) process(ctx context.Context, j *job) {
+	defer func() {
+		if r := recover(); r != nil {
+			j.err = finalErr{fmt.Errorf("panic while processing %q: %v", j.lease.Key, r)}
+			m.log.Error("recovered from panic", "item", j.lease.Key, "panic", r)
+		}
+	}()
+	if ctx.Err() != nil { // the grace period is over: do not start new work
+		j.release = true
+		return
+	}
+	item := j.lease.Item
+	req, err := m.sc.Request(ctx, item)
+	if err != nil {
+		j.err = fmt.Errorf("build request: %w", err)
+		return
+	}
+	resp, err := m.fe.Fetch(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			j.release = true // cut short by shutdown, not the page's fault
+			return
+		}
+		j.err = err
+		m.observe(err, 0, 0)
+		return
+	}
+	m.fetched.Add(1)
+	m.bytes.Add(int64(len(resp.Body)))
+	found, err := m.sc.Scrape(ctx, item, resp)
+	if err != nil {
+		j.err = err
+		m.observe(err, len(resp.Body), resp.Elapsed)
+		return
+	}
+	page := &saver.Page{Key: item.Key, URL: resp.URL.String(), Status: resp.Status,
+		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body}
+	if err := m.sv.Save(ctx, page); err != nil {
+		j.err = fmt.Errorf("save: %w", err)
+		m.observe(j.err, len(resp.Body), resp.Elapsed)
+		return
+	}
+	j.discovered = found
+	m.discovered.Add(int64(len(found)))
+	m.observe(nil, len(resp.Body), resp.Elapsed)
+}
+
+func (m *Manager) observe(err error, n int, d time.Duration) {
+	if m.cfg.Observer != nil {
+		m.cfg.Observer.ObserveFetch(outcomeLabel(err), n, d)
+	}
+}
+
+// finalErr marks an error that retrying cannot fix.
+type finalErr struct{ error }
+
+func (finalErr) Final() bool     { return true }
+func (e finalErr) Unwrap() error { return e.error }
