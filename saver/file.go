@@ -1,0 +1,415 @@
+package saver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unicode/utf8"
+)
+
+// FileConfig configures the file saver.
+type FileConfig struct {
+	Dir string // root directory, created if missing; nothing is ever written outside it
+	// Layout is "mirror" (default): host/path as on the site, index.html for
+	// directory URLs, the query escaped into the name; or "flat": Name.
+	Layout string
+	// Name is the flat layout's template (default "{id}"); a literal "/" in
+	// it makes subdirectories. Ignored by the mirror layout.
+	Name   string
+	Crawl  string
+	Worker string
+}
+
+// MetaDir is the directory under Dir where the file saver keeps its
+// manifests and temporary files; no page is ever saved there.
+const MetaDir = ".distscrape"
+
+// File saves each page as one file under a directory. A page is written to
+// a temporary file and renamed into place, so a reader never sees half a
+// page; Flush fsyncs the files and directories changed since the last Flush
+// (once per batch, not per page) and the manifest.
+//
+// The manifest, MetaDir/manifest-{crawl}-{worker}.jsonl, has one JSON line
+// per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size): it maps
+// every item to its file, which a hashed or shortened name cannot show.
+// Re-saving an item rewrites the same file, so there is one copy; the
+// manifest then has two lines for it and a reader keeps the last.
+//
+// In the mirror layout, http://h/a and http://h/a/ both map to h/a; when
+// h/a/b is saved later, the file h/a moves to h/a/index.html (like wget), so
+// a manifest path that is now a directory means path/index.html.
+type File struct {
+	root     string
+	tmpDir   string
+	tmpl     *nameTemplate
+	crawl    string
+	worker   string
+	manifest *os.File
+	tmpSeq   atomic.Uint64
+
+	mu      sync.Mutex
+	closed  bool
+	files   map[string]struct{} // paths (relative) renamed into place since the last Flush
+	records []byte              // manifest lines not yet written
+
+	flushMu sync.Mutex   // one Flush at a time: a second one waits for the first's fsyncs
+	moveMu  sync.RWMutex // the file-to-directory fix-up (writer) against Flush's fsyncs (readers)
+}
+
+type manifestRecord struct {
+	Key         string    `json:"key"`
+	KeyBytes    []byte    `json:"key_bytes,omitempty"` // the exact key, base64, when it is not valid UTF-8 (JSON would alter it)
+	Path        string    `json:"path"`
+	URL         string    `json:"url,omitempty"`
+	Status      int       `json:"status,omitempty"`
+	ContentType string    `json:"content_type,omitempty"`
+	Fetched     time.Time `json:"fetched"`
+	Size        int       `json:"size"`
+}
+
+// NewFile creates the directory if needed and opens the worker's manifest.
+func NewFile(cfg FileConfig) (*File, error) {
+	if cfg.Dir == "" {
+		return nil, configErr("saver.dir", "empty directory")
+	}
+	tmpl := cfg.Name
+	switch cfg.Layout {
+	case "", "mirror":
+		tmpl = "{host}/{path}"
+	case "flat":
+		if tmpl == "" {
+			tmpl = "{id}"
+		}
+	default:
+		return nil, configErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
+	}
+	t, err := parseTemplate("saver.name", tmpl, Placeholders)
+	if err != nil {
+		return nil, err
+	}
+	root, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("saver.dir %q: %w", cfg.Dir, err)
+	}
+	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{}}
+	wid := t.escape(cfg.Worker)
+	// Each worker has its own temporary directory, emptied at start: what is
+	// there was left by a crash of this worker and was never renamed into place.
+	f.tmpDir = filepath.Join(root, MetaDir, "tmp", wid)
+	if err := os.RemoveAll(f.tmpDir); err != nil {
+		return nil, fmt.Errorf("file saver: clean %s: %w", f.tmpDir, err)
+	}
+	if err := os.MkdirAll(f.tmpDir, 0o755); err != nil {
+		return nil, fmt.Errorf("file saver: %w", err)
+	}
+	if f.tmpl.foldCase, err = caseInsensitive(f.tmpDir); err != nil {
+		return nil, fmt.Errorf("file saver: probe case sensitivity of %s: %w", root, err)
+	}
+	name := "manifest-" + t.escape(cfg.Crawl) + "-" + wid + ".jsonl"
+	f.manifest, err = os.OpenFile(filepath.Join(root, MetaDir, name), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("file saver: open manifest: %w", err)
+	}
+	// A crash may have cut the last line short: start on a fresh line.
+	if st, err := f.manifest.Stat(); err == nil && st.Size() > 0 {
+		f.records = append(f.records, '\n')
+	}
+	return f, nil
+}
+
+// caseInsensitive reports whether dir's file system folds case (macOS,
+// Windows, ext4 casefold): names then escape upper-case letters, so that
+// A.html and a.html stay two files.
+func caseInsensitive(dir string) (bool, error) {
+	upper := filepath.Join(dir, "CaseProbe")
+	if err := os.WriteFile(upper, nil, 0o644); err != nil {
+		return false, err
+	}
+	defer os.Remove(upper)
+	_, err := os.Stat(filepath.Join(dir, "caseprobe"))
+	return err == nil, nil
+}
+
+// Path returns the path of p's file, relative to Dir and slash-separated.
+// It is always local to Dir (never absolute, never "..") and never inside
+// MetaDir.
+func (f *File) Path(p *Page) string {
+	rel := f.tmpl.render(pageVars(p, f.crawl, f.worker))
+	first, rest, _ := strings.Cut(rel, "/")
+	if strings.EqualFold(first, MetaDir) {
+		rel = "%2E" + first[1:]
+		if rest != "" {
+			rel += "/" + rest
+		}
+	}
+	return rel
+}
+
+// Save writes p's body to its file (temporary file, then rename).
+func (f *File) Save(ctx context.Context, p *Page) error {
+	if err := checkPage(p); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	f.mu.Lock()
+	closed := f.closed
+	f.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	rel, err := f.place(f.Path(p), p.Body)
+	if err != nil {
+		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
+	}
+	rec := manifestRecord{Key: p.Key, Path: rel, URL: p.URL, Status: p.Status,
+		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(p.Body)}
+	if !utf8.ValidString(p.Key) {
+		rec.KeyBytes = []byte(p.Key)
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return fmt.Errorf("file saver: manifest record of %q: %w", p.Key, err)
+	}
+	f.mu.Lock()
+	f.files[rel] = struct{}{}
+	f.records = append(append(f.records, line...), '\n')
+	f.mu.Unlock()
+	return nil
+}
+
+// place writes body to rel atomically and returns where it went: rel, or
+// rel/index.html when rel is a directory.
+func (f *File) place(rel string, body []byte) (string, error) {
+	tmp := filepath.Join(f.tmpDir, strconv.FormatUint(f.tmpSeq.Add(1), 10))
+	if err := writeNew(tmp, body); err != nil {
+		return "", err
+	}
+	// A few rounds at most: each fixes one conflict (a file in the way of a
+	// directory, a directory where the file should go).
+	for attempt := 0; attempt < 8; attempt++ {
+		full := filepath.Join(f.root, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			if !errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrExist) {
+				os.Remove(tmp)
+				return "", err
+			}
+			if err := f.fileToDir(rel); err != nil {
+				os.Remove(tmp)
+				return "", err
+			}
+			continue
+		}
+		err := os.Rename(tmp, full)
+		if err == nil {
+			return rel, nil
+		}
+		if st, serr := os.Lstat(full); serr == nil && st.IsDir() {
+			rel += "/index.html"
+			continue
+		}
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
+			os.Remove(tmp)
+			return "", err
+		}
+		// A concurrent fix-up moved a parent: try again.
+	}
+	os.Remove(tmp)
+	return "", fmt.Errorf("path %q keeps changing under concurrent saves", rel)
+}
+
+func writeNew(name string, body []byte) error {
+	fh, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = fh.Write(body)
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(name)
+	}
+	return err
+}
+
+// fileToDir turns every ancestor of rel that is a regular file into a
+// directory holding that file as index.html.
+func (f *File) fileToDir(rel string) error {
+	f.moveMu.Lock()
+	defer f.moveMu.Unlock()
+	elems := strings.Split(rel, "/")
+	for i := 1; i < len(elems); i++ {
+		prefix := strings.Join(elems[:i], "/")
+		p := filepath.Join(f.root, filepath.FromSlash(prefix))
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if st.IsDir() {
+			continue
+		}
+		if !st.Mode().IsRegular() {
+			return fmt.Errorf("%s is neither a file nor a directory", p)
+		}
+		tmp := filepath.Join(f.tmpDir, "move-"+strconv.FormatUint(f.tmpSeq.Add(1), 10))
+		if err := os.Rename(p, tmp); err != nil {
+			return err
+		}
+		if err := os.Mkdir(p, 0o755); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp, filepath.Join(p, "index.html")); err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.files[prefix+"/index.html"] = struct{}{}
+		f.mu.Unlock()
+	}
+	return nil
+}
+
+// Flush fsyncs every file saved since the last Flush, the directories that
+// hold them (up to Dir), and the manifest.
+func (f *File) Flush(ctx context.Context) error {
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	f.mu.Lock()
+	if f.closed {
+		f.mu.Unlock()
+		return ErrClosed
+	}
+	files, records := f.files, f.records
+	f.files, f.records = map[string]struct{}{}, nil
+	f.mu.Unlock()
+
+	err := f.sync(ctx, files, records)
+	if err != nil {
+		// Keep what was not made durable for the next Flush.
+		f.mu.Lock()
+		for k := range files {
+			f.files[k] = struct{}{}
+		}
+		f.records = append(records, f.records...)
+		f.mu.Unlock()
+		return fmt.Errorf("file saver: flush: %w", err)
+	}
+	return nil
+}
+
+func (f *File) sync(ctx context.Context, files map[string]struct{}, records []byte) error {
+	if len(files) == 0 && len(records) == 0 {
+		return nil
+	}
+	dirs := map[string]struct{}{f.root: {}, filepath.Join(f.root, MetaDir): {}}
+	paths := make([]string, 0, len(files)+len(dirs))
+	for rel := range files {
+		full := filepath.Join(f.root, filepath.FromSlash(rel))
+		paths = append(paths, full)
+		for d := filepath.Dir(full); len(d) > len(f.root); d = filepath.Dir(d) {
+			if _, ok := dirs[d]; ok {
+				break
+			}
+			dirs[d] = struct{}{}
+		}
+	}
+	f.moveMu.RLock()
+	err := syncPaths(ctx, paths)
+	f.moveMu.RUnlock()
+	if err != nil {
+		return err
+	}
+	if len(records) > 0 {
+		if _, err := f.manifest.Write(records); err != nil {
+			return fmt.Errorf("write manifest: %w", err)
+		}
+		if err := f.manifest.Sync(); err != nil {
+			return fmt.Errorf("fsync manifest: %w", err)
+		}
+	}
+	paths = paths[:0]
+	for d := range dirs {
+		paths = append(paths, d)
+	}
+	return syncPaths(ctx, paths)
+}
+
+// syncPaths fsyncs files or directories a few at a time: the file system
+// commits concurrent fsyncs together, so a batch costs about one commit.
+func syncPaths(ctx context.Context, paths []string) error {
+	const parallel = 8
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+		next atomic.Int64
+	)
+	for w := 0; w < min(parallel, len(paths)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(paths) || ctx.Err() != nil {
+					return
+				}
+				if err := fsyncPath(paths[i]); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return errors.Join(errs...)
+}
+
+func fsyncPath(p string) error {
+	fh, err := os.Open(p)
+	if err != nil {
+		return err
+	}
+	err = fh.Sync()
+	if cerr := fh.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("fsync %s: %w", p, err)
+	}
+	return nil
+}
+
+// Close flushes and closes the manifest.
+func (f *File) Close(ctx context.Context) error {
+	err := f.Flush(ctx)
+	if errors.Is(err, ErrClosed) {
+		return nil
+	}
+	f.flushMu.Lock()
+	defer f.flushMu.Unlock()
+	f.mu.Lock()
+	f.closed = true
+	f.mu.Unlock()
+	if cerr := f.manifest.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("file saver: close manifest: %w", cerr)
+	}
+	return err
+}

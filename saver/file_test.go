@@ -1,0 +1,280 @@
+package saver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/savertest"
+)
+
+// fileTarget reads a file saver's output as a user would: the manifest
+// (plain JSON lines) says which file holds which key.
+func fileTarget(t *testing.T, layout string) *savertest.Target {
+	dir := t.TempDir()
+	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "test", Worker: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &savertest.Target{
+		Saver: s,
+		Read: func(t testing.TB, key string) []savertest.Stored {
+			recs := readManifest(t, dir)
+			var last *manifestLine
+			for i := range recs {
+				if recs[i].Key == key {
+					last = &recs[i]
+				}
+			}
+			if last == nil {
+				return nil
+			}
+			body, err := readMirrored(dir, last.Path)
+			if err != nil {
+				t.Fatalf("read %s: %v", last.Path, err)
+			}
+			return []savertest.Stored{{Key: last.Key, URL: last.URL, Status: last.Status,
+				ContentType: last.ContentType, FetchedAt: last.Fetched, Body: body}}
+		},
+		Count: func(t testing.TB) int { return len(pageFiles(t, dir)) },
+	}
+}
+
+type manifestLine struct {
+	Key         string    `json:"key"`
+	KeyBytes    []byte    `json:"key_bytes"`
+	Path        string    `json:"path"`
+	URL         string    `json:"url"`
+	Status      int       `json:"status"`
+	ContentType string    `json:"content_type"`
+	Fetched     time.Time `json:"fetched"`
+	Size        int       `json:"size"`
+}
+
+func readManifest(t testing.TB, dir string) []manifestLine {
+	t.Helper()
+	names, _ := filepath.Glob(filepath.Join(dir, saver.MetaDir, "manifest-*.jsonl"))
+	var out []manifestLine
+	for _, name := range names {
+		fh, err := os.Open(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(fh)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			if len(strings.TrimSpace(sc.Text())) == 0 {
+				continue
+			}
+			var l manifestLine
+			if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
+				t.Fatalf("manifest %s: bad line %q: %v", name, sc.Text(), err)
+			}
+			if l.KeyBytes != nil {
+				l.Key = string(l.KeyBytes)
+			}
+			out = append(out, l)
+		}
+		fh.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// readMirrored reads rel, or rel/index.html once rel became a directory.
+func readMirrored(dir, rel string) ([]byte, error) {
+	p := filepath.Join(dir, filepath.FromSlash(rel))
+	if st, err := os.Stat(p); err == nil && st.IsDir() {
+		p = filepath.Join(p, "index.html")
+	}
+	return os.ReadFile(p)
+}
+
+// pageFiles lists the regular files under dir outside the saver's MetaDir.
+func pageFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	var files []string
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == saver.MetaDir && filepath.Dir(p) == dir {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			files = append(files, p)
+		} else if !d.IsDir() {
+			t.Errorf("unexpected non-regular file %s", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+func TestFileConformance(t *testing.T) {
+	t.Run("file", func(t *testing.T) {
+		savertest.Run(t, func(t *testing.T) *savertest.Target { return fileTarget(t, "mirror") })
+	})
+	t.Run("file-flat", func(t *testing.T) {
+		savertest.Run(t, func(t *testing.T) *savertest.Target { return fileTarget(t, "flat") })
+	})
+}
+
+func TestFileMirrorPaths(t *testing.T) {
+	s, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Crawl: "c", Worker: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	for _, c := range []struct{ key, url, want string }{
+		{"http://example.org/", "", "example.org/index.html"},
+		{"http://example.org", "", "example.org/index.html"},
+		{"https://Example.ORG/a/b/", "", "example.org/a/b/index.html"},
+		{"https://example.org/a/b.html", "", "example.org/a/b.html"},
+		{"https://example.org/a/b.html?x=1&y=../z", "", "example.org/a/b.html%3Fx=1&y=..%2Fz"},
+		{"https://example.org/?page=2", "", "example.org/index.html%3Fpage=2"},
+		{"https://example.org/a/../../etc/passwd", "", "example.org/a/%2E%2E/%2E%2E/etc/passwd"},
+		{"https://example.org/%2e%2e/x", "", "example.org/%2E%2E/x"},
+		{"https://example.org/a%2Fb", "", "example.org/a%2Fb"},
+		{"https://example.org/a\\b", "", "example.org/a%5Cb"},
+		{"https://example.org:8080/p#frag", "", "example.org:8080/p"},
+		{"https://example.org/%C3%A9t%C3%A9", "", "example.org/été"},
+		{"https://example.org/100%25", "", "example.org/100%25"},
+		{"4242", "https://cdn.example.org/item/4242", "cdn.example.org/item/4242"},
+		{"4242", "", "_/4242"},
+		{"../x", "", "_/..%2Fx"},
+	} {
+		if got := s.Path(&saver.Page{Key: c.key, URL: c.url}); got != c.want {
+			t.Errorf("Path(key %q, url %q) = %q, want %q", c.key, c.url, got, c.want)
+		}
+	}
+}
+
+func TestFileFlatTemplates(t *testing.T) {
+	p := &saver.Page{Key: "https://example.org/a/b?q=1", URL: "https://example.org/a/b?q=1"}
+	for _, c := range []struct{ name, want string }{
+		{"{id}", "https:%2F%2Fexample.org%2Fa%2Fb%3Fq=1"},
+		{"{crawl}/{worker}/{sha256}.html", "c/w%2F1/" + sha256Hex(p.Key) + ".html"},
+		{"/{host}//{path}", "example.org/a/b%3Fq=1"},
+		{"../{host}/./x", "%2E%2E/example.org/%2E/x"},
+		{"{{literal}}-{id}", "{literal}-https:%2F%2Fexample.org%2Fa%2Fb%3Fq=1"},
+	} {
+		s, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: c.name, Crawl: "c", Worker: "w/1"})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if got := s.Path(p); got != c.want {
+			t.Errorf("template %q: Path = %q, want %q", c.name, got, c.want)
+		}
+		s.Close(context.Background())
+	}
+}
+
+func TestFileBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  saver.FileConfig
+		want string
+	}{
+		{saver.FileConfig{}, "saver.dir"},
+		{saver.FileConfig{Dir: t.TempDir(), Layout: "tree"}, "saver.layout"},
+		{saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: "{nope}"}, "unknown placeholder {nope}"},
+		{saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: "{id"}, "unclosed {"},
+	} {
+		_, err := saver.NewFile(c.cfg)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewFile(%+v) = %v, want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestFileDirConflict: a URL saved as a file, then a URL under it, as wget
+// does: the file becomes dir/index.html, and both stay readable.
+func TestFileDirConflict(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Crawl: "c", Worker: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct{ key, body, file string }{
+		{"http://h/a", "A", "h/a/index.html"},
+		{"http://h/a/b", "B", "h/a/b"},
+		{"http://h/a", "A2", "h/a/index.html"}, // re-save lands on the moved file
+		{"http://h/x/y/", "Y", "h/x/y/index.html"},
+	}
+	for _, st := range steps {
+		if err := s.Save(ctx, savertest.NewPage(st.key, []byte(st.body))); err != nil {
+			t.Fatalf("Save %s: %v", st.key, err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []struct{ file, body string }{{"h/a/index.html", "A2"}, {"h/a/b", "B"}, {"h/x/y/index.html", "Y"}} {
+		b, err := os.ReadFile(filepath.Join(dir, want.file))
+		if err != nil || string(b) != want.body {
+			t.Errorf("%s = %q, %v; want %q", want.file, b, err, want.body)
+		}
+	}
+	if n := len(pageFiles(t, dir)); n != 3 {
+		t.Errorf("%d files, want 3", n)
+	}
+}
+
+// TestFileStaysInside saves every hostile key with both layouts under a
+// directory inside a sandbox and checks that nothing appeared outside it.
+func TestFileStaysInside(t *testing.T) {
+	ctx := context.Background()
+	for _, layout := range []string{"mirror", "flat"} {
+		sandbox := t.TempDir()
+		dir := filepath.Join(sandbox, "out")
+		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "../c", Worker: "../../w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range savertest.HostileKeys {
+			if err := s.Save(ctx, savertest.NewPage(k, []byte(k))); err != nil {
+				t.Fatalf("%s: Save(%q): %v", layout, k, err)
+			}
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		entries, err := os.ReadDir(sandbox)
+		if err != nil || len(entries) != 1 || entries[0].Name() != "out" {
+			t.Fatalf("%s: sandbox holds %v (%v), want only out/", layout, entries, err)
+		}
+	}
+}
+
+func TestFileTempCleanedAtStart(t *testing.T) {
+	dir := t.TempDir()
+	stale := filepath.Join(dir, saver.MetaDir, "tmp", "w", "17")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("half a page"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Worker: "w"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("stale temporary file still there: %v", err)
+	}
+}
