@@ -1,6 +1,21 @@
 // Package config loads and validates the one YAML file that describes a crawl
 // (see DESIGN.md "Config"). Zero values mean the defaults documented on each
 // field; Load applies them, so code downstream never sees an unset field.
+//
+// Load (a file) and Parse (bytes) do, in order:
+//  1. decode the YAML strictly: an unknown key is an error naming its path
+//     and line, with a did-you-mean; types are checked per key (durations are
+//     Go durations, sizes take units: see ParseSize);
+//  2. expand ${VAR} in every value from the environment (unset is an error,
+//     $$ is a literal $, a lone $ stays); values are expanded after YAML
+//     parsing, so a password holding '#' or ': ' cannot change the structure;
+//  3. apply DISTSCRAPE_* environment overrides (see EnvPrefix);
+//  4. ApplyDefaults, then Validate.
+//
+// Every error wraps ErrInvalid (the CLI exits 2) and is one *FieldError or
+// several joined with errors.Join, each starting with its key path:
+// "scraper.link_regex: missing closing ) (crawl.yaml:9)". Use Redacted before
+// printing or logging a Config.
 package config
 
 import "time"
@@ -35,16 +50,16 @@ type Backoff struct {
 
 // Scraper selects and tunes the scraper.
 type Scraper struct {
-	Kind           string        `yaml:"kind"`  // link (default) | id
-	Seeds          []string      `yaml:"seeds"` // URLs (link) or IDs (id)
-	LinkRegex      string        `yaml:"link_regex"`
+	Kind           string        `yaml:"kind"`       // link (default) | id
+	Seeds          []string      `yaml:"seeds"`      // URLs (link) or IDs (id)
+	LinkRegex      string        `yaml:"link_regex"` // link: first capture group, else whole match; default DefaultLinkRegex (href attributes)
 	Scope          Scope         `yaml:"scope"`
-	IDRegex        string        `yaml:"id_regex"`
+	IDRegex        string        `yaml:"id_regex"`         // id: required; first capture group, else whole match
 	DownloadURLFmt string        `yaml:"download_url_fmt"` // must contain {id} (id)
 	Validate       Validate      `yaml:"validate"`
 	RegexTimeout   time.Duration `yaml:"regex_timeout"` // default 1s
 	MaxLinks       int           `yaml:"max_links"`     // discovered items kept per page; default 10000
-	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default html, xhtml, xml, text, json
+	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default DefaultContentTypes (html, xhtml, xml, text, json)
 }
 
 // Scope limits which links a link crawl follows.

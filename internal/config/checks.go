@@ -1,0 +1,205 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/dlclark/regexp2"
+	"github.com/dlclark/regexp2/syntax"
+)
+
+// Placeholders are the names a saver template may use ({id}, {host}, ...),
+// as DESIGN.md lists them.
+var Placeholders = []string{"id", "host", "path", "sha256", "worker", "crawl"}
+
+// oneOf reports whether v is one of allowed, adding a problem if not.
+func oneOf(p *problems, path, v string, allowed ...string) bool {
+	if slices.Contains(allowed, v) {
+		return true
+	}
+	want := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
+	p.add(path, "unknown value %s (want %s)", quote(v), want)
+	return false
+}
+
+func intRange(p *problems, path string, n, lo, hi int) {
+	if n < lo || n > hi {
+		p.add(path, "%d is out of range (%d to %d)", n, lo, hi)
+	}
+}
+
+func durRange(p *problems, path string, d, lo, hi time.Duration) {
+	if d < lo || d > hi {
+		p.add(path, "%v is out of range (%v to %v)", d, lo, hi)
+	}
+}
+
+// checkRegex compiles a regexp2 (Perl/.NET syntax) pattern, reporting the
+// parser's reason without its prefix: "missing closing )".
+func checkRegex(p *problems, path, pattern string) {
+	if pattern == "" {
+		return
+	}
+	if err := compileRegex(pattern); err != nil {
+		p.add(path, "%s", err)
+	}
+}
+
+func compileRegex(pattern string) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("cannot compile: %v", r)
+		}
+	}()
+	_, err = regexp2.Compile(pattern, regexp2.None)
+	var se *syntax.Error
+	if errors.As(err, &se) {
+		if len(se.Args) > 0 {
+			return fmt.Errorf(se.Code.String(), se.Args...)
+		}
+		return errors.New(se.Code.String())
+	}
+	return err
+}
+
+// checkURL parses an absolute URL with one of schemes and a host. Messages
+// never repeat the URL, which may hold a password.
+func checkURL(p *problems, path, raw string, schemes ...string) *url.URL {
+	want := schemes[0] + "://"
+	for i, sc := range schemes[1:] {
+		sep := ", "
+		if i == len(schemes)-2 {
+			sep = " or "
+		}
+		want += sep + sc + "://"
+	}
+	if !strings.Contains(raw, "://") {
+		p.add(path, "not an absolute URL (want %s)", want)
+		return nil
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		p.add(path, "invalid URL: %v", err)
+		return nil
+	}
+	switch {
+	case u.Scheme == "":
+		p.add(path, "not an absolute URL (want %s)", want)
+		return nil
+	case !slices.Contains(schemes, strings.ToLower(u.Scheme)):
+		p.add(path, "scheme %s not allowed (want %s)", quote(u.Scheme), want)
+		return nil
+	case u.Hostname() == "":
+		p.add(path, "URL has no host")
+		return nil
+	}
+	if port := u.Port(); port != "" {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			p.add(path, "invalid port %s", quote(port))
+			return nil
+		}
+	}
+	return u
+}
+
+// checkRedisURL checks a redis:// or rediss:// URL and its database number.
+func checkRedisURL(p *problems, path, raw string) {
+	u := checkURL(p, path, raw, "redis", "rediss")
+	if u == nil {
+		return
+	}
+	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+		if n, err := strconv.Atoi(db); err != nil || n < 0 {
+			p.add(path, "database %s is not a number ≥ 0", quote(db))
+		}
+	}
+}
+
+// checkHostPattern accepts a host name, an IP, either with a port, or a
+// "*.example.org" wildcard.
+func checkHostPattern(p *problems, path, h string) {
+	if strings.ContainsAny(h, "/@?#") {
+		p.add(path, "%s is not a host name (write example.org, not a URL)", quote(h))
+		return
+	}
+	name := strings.TrimPrefix(h, "*.")
+	if host, port, err := net.SplitHostPort(name); err == nil {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			p.add(path, "invalid port in %s", quote(h))
+			return
+		}
+		name = host
+	}
+	name = strings.Trim(name, "[]")
+	if net.ParseIP(name) != nil {
+		return
+	}
+	if name == "" || len(name) > 253 || strings.ContainsAny(name, "/:@?#") || strings.ContainsFunc(name, isSpaceOrControl) {
+		p.add(path, "%s is not a host name (write example.org, not a URL)", quote(h))
+	}
+}
+
+// checkTemplate checks a saver name template: balanced braces, known
+// placeholders, and (unique) one that differs per item, so two pages never
+// share one name.
+func checkTemplate(p *problems, path, tmpl string, unique bool) {
+	if tmpl == "" {
+		p.add(path, "required")
+		return
+	}
+	perItem := false
+	for rest := tmpl; rest != ""; {
+		open, cls := strings.IndexByte(rest, '{'), strings.IndexByte(rest, '}')
+		switch {
+		case open < 0 && cls < 0:
+			rest = ""
+			continue
+		case cls >= 0 && (open < 0 || cls < open):
+			p.add(path, "unexpected } in template")
+			return
+		}
+		end := strings.IndexByte(rest[open:], '}')
+		if end < 0 {
+			p.add(path, "unclosed { in template")
+			return
+		}
+		name := rest[open+1 : open+end]
+		if !slices.Contains(Placeholders, name) {
+			p.add(path, "unknown placeholder {%s} (known: {%s})", name, strings.Join(Placeholders, "}, {"))
+			return
+		}
+		perItem = perItem || name == "id" || name == "sha256" || name == "path"
+		rest = rest[open+end+1:]
+	}
+	if unique && !perItem {
+		p.add(path, "must contain {id}, {sha256} or {path}, or every page gets the same name")
+	}
+}
+
+func isControl(r rune) bool { return unicode.IsControl(r) }
+
+func isSpaceOrControl(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+
+// validHeaderName reports whether s is an HTTP token (RFC 9110).
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0) {
+			return false
+		}
+	}
+	return true
+}

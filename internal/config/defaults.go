@@ -1,0 +1,137 @@
+package config
+
+import (
+	"net/url"
+	"strings"
+	"time"
+)
+
+// Defaults, as documented on each field of Config.
+const (
+	DefaultLeaseTTL           = 5 * time.Minute
+	DefaultBatch              = 32
+	DefaultMaxAttempts        = 5
+	DefaultBackoffBase        = 30 * time.Second
+	DefaultBackoffMax         = time.Hour
+	DefaultRegexTimeout       = time.Second
+	DefaultMaxLinks           = 10000
+	DefaultConcurrency        = 16
+	DefaultPerHostConcurrency = 4
+	DefaultTimeout            = 30 * time.Second
+	DefaultMaxBody            = 64 * MiB
+	DefaultMaxRedirects       = 10
+	DefaultUserAgent          = "distscrape/1"
+	DefaultS3Concurrency      = 16
+
+	// DefaultLinkRegex finds href attributes, quoted or not; its one group
+	// is the link.
+	DefaultLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`
+)
+
+// DefaultContentTypes are the media types a scraper extracts items from.
+var DefaultContentTypes = []string{
+	"text/html", "application/xhtml+xml", "application/xml", "text/xml",
+	"text/plain", "application/json",
+}
+
+// ApplyDefaults fills every zero field with its documented default. It is
+// idempotent; Load and Parse call it before Validate.
+func (c *Config) ApplyDefaults() {
+	t := &c.Tracker
+	setStr(&t.Kind, "memory")
+	setDur(&t.LeaseTTL, DefaultLeaseTTL)
+	setInt(&t.Batch, DefaultBatch)
+	setInt(&t.MaxAttempts, DefaultMaxAttempts)
+	setDur(&t.Backoff.Base, DefaultBackoffBase)
+	setDur(&t.Backoff.Max, DefaultBackoffMax)
+
+	s := &c.Scraper
+	setStr(&s.Kind, "link")
+	if s.Kind == "link" {
+		setStr(&s.LinkRegex, DefaultLinkRegex)
+		if len(s.Scope.Hosts) == 0 {
+			s.Scope.Hosts = seedHosts(s.Seeds)
+		}
+	}
+	if len(s.Validate.Status) == 0 {
+		s.Validate.Status = []int{200}
+	}
+	setDur(&s.RegexTimeout, DefaultRegexTimeout)
+	setInt(&s.MaxLinks, DefaultMaxLinks)
+	if len(s.ContentTypes) == 0 {
+		s.ContentTypes = append([]string(nil), DefaultContentTypes...)
+	}
+
+	f := &c.Fetch
+	setInt(&f.Concurrency, DefaultConcurrency)
+	setInt(&f.PerHostConcurrency, DefaultPerHostConcurrency)
+	setDur(&f.Timeout, DefaultTimeout)
+	if f.MaxBody == 0 {
+		f.MaxBody = DefaultMaxBody
+	}
+	setInt(&f.MaxRedirects, DefaultMaxRedirects)
+	setStr(&f.UserAgent, DefaultUserAgent)
+	if f.Robots == nil {
+		yes := true
+		f.Robots = &yes
+	}
+
+	v := &c.Saver
+	setStr(&v.Kind, "file")
+	switch v.Kind {
+	case "file":
+		setStr(&v.Dir, "out")
+		setStr(&v.Layout, "mirror")
+		if v.Layout == "flat" {
+			setStr(&v.Name, "{id}")
+		}
+	case "tar":
+		setStr(&v.Path, "out/{crawl}-{worker}.tar.gz")
+	case "redis":
+		setStr(&v.Key, "{crawl}:page:{id}")
+	case "s3":
+		setStr(&v.Key, "{crawl}/{sha256}")
+		setStr(&v.Region, "us-east-1")
+		setInt(&v.Concurrency, DefaultS3Concurrency)
+	}
+
+	setStr(&c.Log.Level, "info")
+	setStr(&c.Log.Format, "text")
+}
+
+// seedHosts lists the distinct host names of the seed URLs, lower-cased,
+// without ports. Unparsable seeds are skipped here; Validate reports them.
+func seedHosts(seeds []string) []string {
+	var hosts []string
+	seen := map[string]bool{}
+	for _, s := range seeds {
+		u, err := url.Parse(s)
+		if err != nil || u.Hostname() == "" {
+			continue
+		}
+		h := strings.ToLower(u.Hostname())
+		if !seen[h] {
+			seen[h] = true
+			hosts = append(hosts, h)
+		}
+	}
+	return hosts
+}
+
+func setStr(p *string, d string) {
+	if *p == "" {
+		*p = d
+	}
+}
+
+func setInt(p *int, d int) {
+	if *p == 0 {
+		*p = d
+	}
+}
+
+func setDur(p *time.Duration, d time.Duration) {
+	if *p == 0 {
+		*p = d
+	}
+}

@@ -1,0 +1,87 @@
+package config
+
+import (
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// EnvPrefix starts every environment override. The variable for a key is the
+// prefix plus its path in upper case with dots as underscores:
+//
+//	tracker.url              DISTSCRAPE_TRACKER_URL
+//	tracker.backoff.base     DISTSCRAPE_TRACKER_BACKOFF_BASE
+//	fetch.concurrency        DISTSCRAPE_FETCH_CONCURRENCY
+//	saver.kind               DISTSCRAPE_SAVER_KIND
+//
+// Every scalar key has one (strings, numbers, booleans, durations, sizes);
+// list keys (scraper.seeds, fetch.proxies, scraper.validate.status, ...) take
+// a comma-separated list. fetch.headers has none. An override replaces the
+// file's value and is not ${VAR}-expanded. Unrelated DISTSCRAPE_* variables
+// (DISTSCRAPE_CONFIG) are ignored.
+const EnvPrefix = "DISTSCRAPE_"
+
+// EnvVar returns the environment variable that overrides a key path, e.g.
+// EnvVar("fetch.concurrency") == "DISTSCRAPE_FETCH_CONCURRENCY".
+func EnvVar(path string) string {
+	return EnvPrefix + strings.ToUpper(strings.NewReplacer(".", "_").Replace(path))
+}
+
+// EnvVars lists every override variable with the key path it sets, sorted
+// by variable name (for docs and `distscrape check`).
+func EnvVars() [][2]string {
+	var out [][2]string
+	for p, t := range allPaths {
+		if overridable(t) {
+			out = append(out, [2]string{EnvVar(p), p})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i][0] < out[j][0] })
+	return out
+}
+
+func overridable(t reflect.Type) bool {
+	return isScalarType(t) || t.Kind() == reflect.Slice && isScalarType(t.Elem())
+}
+
+// applyEnv sets every key whose DISTSCRAPE_* variable is set.
+func applyEnv(cfg *Config, env lookupFunc, p *problems) {
+	root := reflect.ValueOf(cfg).Elem()
+	for _, pair := range EnvVars() {
+		name, path := pair[0], pair[1]
+		t := allPaths[path]
+		s, ok := env(name)
+		if !ok {
+			continue
+		}
+		v := fieldByPath(root, path)
+		delete(p.lines, path) // the file's line no longer explains the value
+		if t.Kind() == reflect.Slice {
+			var parts []string
+			if strings.TrimSpace(s) != "" {
+				parts = strings.Split(s, ",")
+			}
+			sl := reflect.MakeSlice(t, len(parts), len(parts))
+			var err error
+			for i := 0; i < len(parts) && err == nil; i++ {
+				err = setScalar(sl.Index(i), strings.TrimSpace(parts[i]))
+			}
+			if err != nil {
+				p.addAt(path, 0, "from %s: %v", name, err)
+				continue
+			}
+			v.Set(sl)
+			continue
+		}
+		if err := setScalar(v, s); err != nil {
+			p.addAt(path, 0, "from %s: %v", name, err)
+		}
+	}
+}
+
+func fieldByPath(v reflect.Value, path string) reflect.Value {
+	for _, name := range strings.Split(path, ".") {
+		v = v.Field(fieldsOf(v.Type())[name])
+	}
+	return v
+}

@@ -1,0 +1,220 @@
+package config
+
+import (
+	"maps"
+	"math"
+	"mime"
+	"net"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+var crawlNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// Validate checks c as it is (call ApplyDefaults first; Load and Parse do)
+// and returns every problem at once, joined, each a *FieldError naming the
+// key path and wrapping ErrInvalid.
+func (c *Config) Validate() error {
+	p := &problems{lines: map[string]int{}, seen: map[string]bool{}}
+	c.validate(p)
+	return p.err()
+}
+
+func (c *Config) validate(p *problems) {
+	switch {
+	case c.Crawl == "":
+		p.add("crawl", "required: a name for the crawl (letters, digits, '.', '_', '-')")
+	case !crawlNameRE.MatchString(c.Crawl):
+		p.add("crawl", "%s: use 1 to 64 letters, digits, '.', '_' or '-'", quote(c.Crawl))
+	}
+	c.Tracker.validate(p)
+	c.Scraper.validate(p)
+	c.Fetch.validate(p)
+	c.Saver.validate(p)
+	oneOf(p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
+	oneOf(p, "log.format", c.Log.Format, "text", "json")
+	if a := c.Metrics.Addr; a != "" {
+		checkHostPort(p, "metrics.addr", a)
+	}
+}
+
+func (t *Tracker) validate(p *problems) {
+	if oneOf(p, "tracker.kind", t.Kind, "memory", "redis") && t.Kind == "redis" {
+		if t.URL == "" {
+			p.add("tracker.url", "required when tracker.kind is redis (redis://[user:password@]host:6379/0)")
+		}
+	}
+	if t.URL != "" {
+		checkRedisURL(p, "tracker.url", t.URL)
+	}
+	durRange(p, "tracker.lease_ttl", t.LeaseTTL, 100*time.Millisecond, 24*time.Hour)
+	intRange(p, "tracker.batch", t.Batch, 1, 10000)
+	intRange(p, "tracker.max_attempts", t.MaxAttempts, 1, 1000)
+	durRange(p, "tracker.backoff.base", t.Backoff.Base, time.Millisecond, 24*time.Hour)
+	durRange(p, "tracker.backoff.max", t.Backoff.Max, time.Millisecond, 30*24*time.Hour)
+	if t.Backoff.Base > 0 && t.Backoff.Max > 0 && t.Backoff.Max < t.Backoff.Base {
+		p.add("tracker.backoff.max", "%v is less than backoff.base (%v)", t.Backoff.Max, t.Backoff.Base)
+	}
+}
+
+func (s *Scraper) validate(p *problems) {
+	kindOK := oneOf(p, "scraper.kind", s.Kind, "link", "id")
+	for i, seed := range s.Seeds {
+		path := "scraper.seeds[" + strconv.Itoa(i) + "]"
+		switch {
+		case !kindOK:
+		case s.Kind == "link":
+			checkURL(p, path, seed, "http", "https")
+		case strings.TrimSpace(seed) == "":
+			p.add(path, "empty ID")
+		case strings.ContainsFunc(seed, isSpaceOrControl):
+			p.add(path, "ID %s contains whitespace or a control character", quote(seed))
+		case len(seed) > 2048:
+			p.add(path, "ID longer than 2048 bytes")
+		}
+	}
+	if s.Kind == "link" && s.LinkRegex == "" {
+		p.add("scraper.link_regex", "required when scraper.kind is link")
+	}
+	checkRegex(p, "scraper.link_regex", s.LinkRegex)
+	if s.Kind == "id" {
+		if s.IDRegex == "" {
+			p.add("scraper.id_regex", `required when scraper.kind is id (e.g. 'data-id="(\d+)"')`)
+		}
+		switch {
+		case s.DownloadURLFmt == "":
+			p.add("scraper.download_url_fmt", "required when scraper.kind is id (e.g. https://example.org/item/{id})")
+		case !strings.Contains(s.DownloadURLFmt, "{id}"):
+			p.add("scraper.download_url_fmt", "must contain {id}, where each ID goes")
+		default:
+			checkURL(p, "scraper.download_url_fmt", strings.ReplaceAll(s.DownloadURLFmt, "{id}", "1"), "http", "https")
+		}
+	}
+	checkRegex(p, "scraper.id_regex", s.IDRegex)
+	for i, h := range s.Scope.Hosts {
+		checkHostPattern(p, "scraper.scope.hosts["+strconv.Itoa(i)+"]", h)
+	}
+	for i, pre := range s.Scope.Prefixes {
+		checkURL(p, "scraper.scope.prefixes["+strconv.Itoa(i)+"]", pre, "http", "https")
+	}
+	checkRegex(p, "scraper.scope.exclude_regex", s.Scope.ExcludeRegex)
+	intRange(p, "scraper.scope.max_depth", s.Scope.MaxDepth, 0, 1<<20)
+	if len(s.Validate.Status) == 0 {
+		p.add("scraper.validate.status", "at least one accepted status code is required")
+	}
+	for i, code := range s.Validate.Status {
+		intRange(p, "scraper.validate.status["+strconv.Itoa(i)+"]", code, 100, 599)
+	}
+	checkRegex(p, "scraper.validate.must_match", s.Validate.MustMatch)
+	checkRegex(p, "scraper.validate.must_not_match", s.Validate.MustNotMatch)
+	durRange(p, "scraper.regex_timeout", s.RegexTimeout, time.Millisecond, time.Minute)
+	intRange(p, "scraper.max_links", s.MaxLinks, 1, 1_000_000)
+	for i, ct := range s.ContentTypes {
+		path := "scraper.content_types[" + strconv.Itoa(i) + "]"
+		if mt, _, err := mime.ParseMediaType(ct); err != nil || !strings.Contains(mt, "/") {
+			p.add(path, "%s is not a media type (like text/html)", quote(ct))
+		}
+	}
+}
+
+func (f *Fetch) validate(p *problems) {
+	intRange(p, "fetch.concurrency", f.Concurrency, 1, 10000)
+	intRange(p, "fetch.per_host_concurrency", f.PerHostConcurrency, 1, 10000)
+	if r := f.PerHostRate; r < 0 || math.IsNaN(r) || math.IsInf(r, 0) {
+		p.add("fetch.per_host_rate", "must be a number of requests per second ≥ 0 (0 = unlimited)")
+	}
+	durRange(p, "fetch.timeout", f.Timeout, time.Millisecond, 24*time.Hour)
+	if f.MaxBody <= 0 || f.MaxBody > TiB {
+		p.add("fetch.max_body", "must be between 1 byte and 1TiB")
+	}
+	intRange(p, "fetch.max_redirects", f.MaxRedirects, 0, 100)
+	if strings.ContainsFunc(f.UserAgent, isControl) {
+		p.add("fetch.user_agent", "contains a control character")
+	}
+	for _, name := range slices.Sorted(maps.Keys(f.Headers)) {
+		val, path := f.Headers[name], "fetch.headers."+name
+		if !validHeaderName(name) {
+			p.add(path, "%s is not a valid header name", quote(name))
+		}
+		if strings.ContainsFunc(val, func(r rune) bool { return r == '\r' || r == '\n' || r == 0 }) {
+			p.add(path, "value contains a line break or NUL")
+		}
+	}
+	for i, px := range f.Proxies {
+		checkURL(p, "fetch.proxies["+strconv.Itoa(i)+"]", px, "http", "https", "socks5")
+	}
+}
+
+var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
+
+func (s *Saver) validate(p *problems) {
+	if !oneOf(p, "saver.kind", s.Kind, "file", "tar", "redis", "s3", "none") {
+		return
+	}
+	switch s.Kind {
+	case "file":
+		if s.Dir == "" {
+			p.add("saver.dir", "required when saver.kind is file")
+		}
+		if oneOf(p, "saver.layout", s.Layout, "mirror", "flat") && s.Layout == "flat" {
+			checkTemplate(p, "saver.name", s.Name, true)
+		}
+	case "tar":
+		switch {
+		case s.Path == "":
+			p.add("saver.path", "required when saver.kind is tar")
+		case !hasTarExt(s.Path):
+			p.add("saver.path", "must end in .tar, .tar.gz, .tar.bz2 or .tar.zst")
+		default:
+			checkTemplate(p, "saver.path", s.Path, false)
+		}
+	case "redis":
+		if s.URL == "" {
+			p.add("saver.url", "required when saver.kind is redis (redis://host:6379/1)")
+		} else {
+			checkRedisURL(p, "saver.url", s.URL)
+		}
+		checkTemplate(p, "saver.key", s.Key, true)
+		if s.TTL < 0 {
+			p.add("saver.ttl", "must be ≥ 0 (0 = no expiry)")
+		}
+	case "s3":
+		switch {
+		case s.Bucket == "":
+			p.add("saver.bucket", "required when saver.kind is s3")
+		case !bucketRE.MatchString(s.Bucket) || strings.Contains(s.Bucket, ".."):
+			p.add("saver.bucket", "%s is not a valid bucket name (3-63 lower-case letters, digits, '.' and '-')", quote(s.Bucket))
+		}
+		checkTemplate(p, "saver.key", s.Key, true)
+		if s.Endpoint != "" {
+			checkURL(p, "saver.endpoint", s.Endpoint, "http", "https")
+		}
+		if s.Region == "" {
+			p.add("saver.region", "required when saver.kind is s3")
+		}
+		intRange(p, "saver.concurrency", s.Concurrency, 1, 1024)
+	}
+}
+
+func hasTarExt(path string) bool {
+	for _, ext := range []string{".tar", ".tar.gz", ".tar.bz2", ".tar.zst"} {
+		if strings.HasSuffix(path, ext) && len(path) > len(ext) {
+			return true
+		}
+	}
+	return false
+}
+
+func checkHostPort(p *problems, path, addr string) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		p.add(path, "%s is not host:port (like 127.0.0.1:9108)", quote(addr))
+		return
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		p.add(path, "port %s is not a number from 0 to 65535", quote(port))
+	}
+}

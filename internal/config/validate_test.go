@@ -1,0 +1,147 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestBadConfigs: every bad config is rejected with ErrInvalid and a message
+// naming the key path and what is wrong.
+func TestBadConfigs(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, yaml string
+		path, msg  string // expected in one *FieldError
+	}{
+		{"unknown key with suggestion", "crawl: x\ntracker:\n  lease_tll: 5m\n", "tracker.lease_tll", "unknown key (did you mean lease_ttl?)"},
+		{"key at the wrong level", "crawl: x\nlease_ttl: 5m\n", "lease_ttl", "did you mean tracker.lease_ttl?"},
+		{"unknown key listing", "crawl: x\nfetch:\n  zzzz: 1\n", "fetch.zzzz", "known keys here: allow_metadata, concurrency"},
+		{"duplicate key", "crawl: x\ncrawl: y\n", "crawl", "duplicate key"},
+		{"missing crawl", "scraper: {seeds: ['https://a.org/']}\n", "crawl", "required"},
+		{"bad crawl name", "crawl: 'a b/c'\n", "crawl", "use 1 to 64 letters"},
+		{"tracker kind", "crawl: x\ntracker: {kind: postgres}\n", "tracker.kind", `unknown value "postgres" (want memory or redis)`},
+		{"redis without url", "crawl: x\ntracker: {kind: redis}\n", "tracker.url", "required when tracker.kind is redis"},
+		{"redis url scheme", "crawl: x\ntracker: {kind: redis, url: 'http://h:6379'}\n", "tracker.url", `scheme "http" not allowed (want redis:// or rediss://)`},
+		{"redis url db", "crawl: x\ntracker: {kind: redis, url: 'redis://h:6379/x'}\n", "tracker.url", `database "x" is not a number`},
+		{"unset variable", "crawl: x\ntracker: {kind: redis, url: 'redis://:${NOPE}@h'}\n", "tracker.url", "environment variable NOPE is not set"},
+		{"unterminated variable", "crawl: x\nmetrics: {addr: '${HOST'}\n", "metrics.addr", "unterminated ${"},
+		{"bad duration", "crawl: x\ntracker: {lease_ttl: 30}\n", "tracker.lease_ttl", `invalid duration "30"`},
+		{"lease ttl range", "crawl: x\ntracker: {lease_ttl: 1ms}\n", "tracker.lease_ttl", "1ms is out of range (100ms to 24h0m0s)"},
+		{"negative batch", "crawl: x\ntracker: {batch: -1}\n", "tracker.batch", "-1 is out of range (1 to 10000)"},
+		{"not an integer", "crawl: x\ntracker: {max_attempts: many}\n", "tracker.max_attempts", `expected an integer, got "many"`},
+		{"backoff order", "crawl: x\ntracker: {backoff: {base: 1h, max: 1m}}\n", "tracker.backoff.max", "less than backoff.base"},
+		{"scraper kind", "crawl: x\nscraper: {kind: sitemap}\n", "scraper.kind", `unknown value "sitemap" (want link or id)`},
+		{"link regex", "crawl: x\nscraper: {link_regex: 'href=\"([^\"]+\"'}\n", "scraper.link_regex", "missing closing )"},
+		{"exclude regex", "crawl: x\nscraper: {scope: {exclude_regex: '[a-'}}\n", "scraper.scope.exclude_regex", "unterminated [] set"},
+		{"seed not http", "crawl: x\nscraper: {seeds: ['ftp://a.org/']}\n", "scraper.seeds[0]", `scheme "ftp" not allowed`},
+		{"seed relative", "crawl: x\nscraper: {seeds: ['https://a.org/', 'a.org/x']}\n", "scraper.seeds[1]", "not an absolute URL"},
+		{"seed no host", "crawl: x\nscraper: {seeds: ['http:///x']}\n", "scraper.seeds[0]", "URL has no host"},
+		{"id without regex", "crawl: x\nscraper: {kind: id, download_url_fmt: 'https://a.org/{id}'}\n", "scraper.id_regex", "required when scraper.kind is id"},
+		{"id without url", "crawl: x\nscraper: {kind: id, id_regex: '\\d+'}\n", "scraper.download_url_fmt", "required when scraper.kind is id"},
+		{"id url without {id}", "crawl: x\nscraper: {kind: id, id_regex: '\\d+', download_url_fmt: 'https://a.org/item'}\n", "scraper.download_url_fmt", "must contain {id}"},
+		{"id seed with space", "crawl: x\nscraper: {kind: id, id_regex: '\\d+', download_url_fmt: 'https://a.org/{id}', seeds: ['1 2']}\n", "scraper.seeds[0]", "whitespace"},
+		{"scope host is a URL", "crawl: x\nscraper: {scope: {hosts: ['https://a.org/']}}\n", "scraper.scope.hosts[0]", "is not a host name"},
+		{"status code", "crawl: x\nscraper: {validate: {status: [200, 99]}}\n", "scraper.validate.status[1]", "99 is out of range (100 to 599)"},
+		{"must_not_match regex", "crawl: x\nscraper: {validate: {must_not_match: '(?<x'}}\n", "scraper.validate.must_not_match", "unrecognized grouping construct: (?<"},
+		{"content type", "crawl: x\nscraper: {content_types: [html]}\n", "scraper.content_types[0]", "is not a media type"},
+		{"seeds not a list", "crawl: x\nscraper: {seeds: 'https://a.org/'}\n", "scraper.seeds", "expected a list, got a scalar"},
+		{"tracker not a mapping", "crawl: x\ntracker: redis\n", "tracker", "expected a mapping"},
+		{"string given a list", "crawl: [a, b]\n", "crawl", "expected a string, got a list"},
+		{"concurrency range", "crawl: x\nfetch: {concurrency: 100000}\n", "fetch.concurrency", "out of range (1 to 10000)"},
+		{"negative rate", "crawl: x\nfetch: {per_host_rate: -2}\n", "fetch.per_host_rate", "≥ 0"},
+		{"bad size unit", "crawl: x\nfetch: {max_body: 64 MiBs}\n", "fetch.max_body", `unknown unit "MiBs"`},
+		{"bad bool", "crawl: x\nfetch: {robots: maybe}\n", "fetch.robots", `expected true or false, got "maybe"`},
+		{"proxy scheme", "crawl: x\nfetch: {proxies: ['ftp://p:21']}\n", "fetch.proxies[0]", "want http://, https:// or socks5://"},
+		{"header name", "crawl: x\nfetch: {headers: {'Bad Header': v}}\n", "fetch.headers.Bad Header", "not a valid header name"},
+		{"header value newline", "crawl: x\nfetch: {headers: {X-A: \"a\\r\\nInjected: 1\"}}\n", "fetch.headers.X-A", "line break"},
+		{"saver kind", "crawl: x\nsaver: {kind: ftp}\n", "saver.kind", `unknown value "ftp" (want file, tar, redis, s3 or none)`},
+		{"file layout", "crawl: x\nsaver: {layout: tree}\n", "saver.layout", "want mirror or flat"},
+		{"flat name not unique", "crawl: x\nsaver: {layout: flat, name: '{crawl}.html'}\n", "saver.name", "must contain {id}, {sha256} or {path}"},
+		{"template placeholder", "crawl: x\nsaver: {layout: flat, name: '{idd}'}\n", "saver.name", "unknown placeholder {idd}"},
+		{"template brace", "crawl: x\nsaver: {kind: tar, path: 'out/{crawl.tar'}\n", "saver.path", "unclosed { in template"},
+		{"template unclosed", "crawl: x\nsaver: {kind: redis, url: 'redis://h', key: 'p:{id'}\n", "saver.key", "unclosed { in template"},
+		{"tar extension", "crawl: x\nsaver: {kind: tar, path: 'out/a.zip'}\n", "saver.path", "must end in .tar, .tar.gz, .tar.bz2 or .tar.zst"},
+		{"redis saver url", "crawl: x\nsaver: {kind: redis}\n", "saver.url", "required when saver.kind is redis"},
+		{"s3 bucket", "crawl: x\nsaver: {kind: s3}\n", "saver.bucket", "required when saver.kind is s3"},
+		{"s3 bucket name", "crawl: x\nsaver: {kind: s3, bucket: My_Bucket}\n", "saver.bucket", "not a valid bucket name"},
+		{"s3 endpoint", "crawl: x\nsaver: {kind: s3, bucket: b12, endpoint: '127.0.0.1:7070'}\n", "saver.endpoint", "not an absolute URL (want http:// or https://)"},
+		{"log level", "crawl: x\nlog: {level: verbose}\n", "log.level", "want debug, info, warn or error"},
+		{"metrics addr", "crawl: x\nmetrics: {addr: localhost}\n", "metrics.addr", "is not host:port"},
+		{"yaml syntax", "crawl: x\ntracker: {kind: redis\n", "", "test.yaml:"},
+		{"empty file", "", "", "empty config"},
+		{"two documents", "crawl: x\n---\ncrawl: y\n", "", "more than one YAML document"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := parse([]byte(tt.yaml), "test.yaml", envOf(testEnv))
+			if err == nil {
+				t.Fatalf("accepted: %+v", cfg)
+			}
+			if !errors.Is(err, ErrInvalid) {
+				t.Errorf("error does not wrap ErrInvalid: %v", err)
+			}
+			for _, fe := range fieldErrors(err) {
+				if fe.Path == tt.path && strings.Contains(fe.Error(), tt.msg) {
+					if tt.path != "" && !strings.HasPrefix(fe.Error(), tt.path+": ") {
+						t.Errorf("message does not start with the path: %v", fe)
+					}
+					return
+				}
+			}
+			t.Errorf("want %s: ...%s...; got:\n%v", tt.path, tt.msg, err)
+		})
+	}
+}
+
+// fieldErrors flattens a joined error into its FieldErrors.
+func fieldErrors(err error) []*FieldError {
+	var out []*FieldError
+	var fe *FieldError
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		for _, e := range j.Unwrap() {
+			out = append(out, fieldErrors(e)...)
+		}
+	} else if errors.As(err, &fe) {
+		out = append(out, fe)
+	}
+	return out
+}
+
+// TestAllProblemsAtOnce: one run reports every problem, each on its line.
+func TestAllProblemsAtOnce(t *testing.T) {
+	t.Parallel()
+	src := "crawl: x\ntracker:\n  kind: nope\n  batch: 0\n  lease_tll: 1s\nfetch:\n  concurrency: -3\n"
+	_, err := parse([]byte(src), "c.yaml", envOf(nil))
+	got := map[string]string{}
+	for _, fe := range fieldErrors(err) {
+		got[fe.Path] = fe.Pos
+	}
+	want := map[string]string{"tracker.kind": "c.yaml:3", "tracker.lease_tll": "c.yaml:5", "fetch.concurrency": "c.yaml:7"}
+	for path, pos := range want {
+		if got[path] != pos {
+			t.Errorf("%s: position %q, want %q (all: %v)", path, got[path], pos, err)
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("got %d problems, want %d: %v", len(got), len(want), err)
+	}
+}
+
+// TestValidateConstructed: Validate works on a Config built in code.
+func TestValidateConstructed(t *testing.T) {
+	t.Parallel()
+	c := &Config{Crawl: "x"}
+	c.ApplyDefaults()
+	if err := c.Validate(); err != nil {
+		t.Fatalf("defaults alone are invalid: %v", err)
+	}
+	c.Fetch.Concurrency = 0
+	c.Scraper.LinkRegex = "(a"
+	err := c.Validate()
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fetch.concurrency: 0 is out of range") ||
+		!strings.Contains(err.Error(), "scraper.link_regex: missing closing )") {
+		t.Fatalf("got %v", err)
+	}
+}
