@@ -11,13 +11,10 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/distscrape/distscrape/saver"
 	"github.com/dlclark/regexp2"
 	"github.com/dlclark/regexp2/syntax"
 )
-
-// Placeholders are the names a saver template may use ({id}, {host}, ...),
-// as DESIGN.md lists them.
-var Placeholders = []string{"id", "host", "path", "sha256", "worker", "crawl"}
 
 // oneOf reports whether v is one of allowed, adding a problem if not.
 func oneOf(p *problems, path, v string, allowed ...string) bool {
@@ -150,39 +147,19 @@ func checkHostPattern(p *problems, path, h string) {
 	}
 }
 
-// checkTemplate checks a saver name template: balanced braces, known
-// placeholders, and (unique) one that differs per item, so two pages never
-// share one name.
+// checkTemplate checks a saver name template with the saver's own parser,
+// and (unique) that it differs per item, so two pages never share one name.
 func checkTemplate(p *problems, path, tmpl string, unique bool) {
-	if tmpl == "" {
-		p.add(path, "required")
+	if err := saver.ValidateTemplate(path, tmpl); err != nil {
+		var te *saver.TemplateError
+		if errors.As(err, &te) {
+			p.add(path, "%s", te.Problem)
+		} else {
+			p.add(path, "%v", err)
+		}
 		return
 	}
-	perItem := false
-	for rest := tmpl; rest != ""; {
-		open, cls := strings.IndexByte(rest, '{'), strings.IndexByte(rest, '}')
-		switch {
-		case open < 0 && cls < 0:
-			rest = ""
-			continue
-		case cls >= 0 && (open < 0 || cls < open):
-			p.add(path, "unexpected } in template")
-			return
-		}
-		end := strings.IndexByte(rest[open:], '}')
-		if end < 0 {
-			p.add(path, "unclosed { in template")
-			return
-		}
-		name := rest[open+1 : open+end]
-		if !slices.Contains(Placeholders, name) {
-			p.add(path, "unknown placeholder {%s} (known: {%s})", name, strings.Join(Placeholders, "}, {"))
-			return
-		}
-		perItem = perItem || name == "id" || name == "sha256" || name == "path"
-		rest = rest[open+end+1:]
-	}
-	if unique && !perItem {
+	if unique && !strings.Contains(tmpl, "{id}") && !strings.Contains(tmpl, "{sha256}") && !strings.Contains(tmpl, "{path}") {
 		p.add(path, "must contain {id}, {sha256} or {path}, or every page gets the same name")
 	}
 }
