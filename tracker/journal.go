@@ -1,0 +1,247 @@
+package tracker
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"sync"
+	"time"
+)
+
+// The in-memory tracker's durable state is two files:
+//
+//	StatePath          a snapshot of the whole state (written to a temp file, fsynced, renamed)
+//	StatePath.journal  the changes since that snapshot, appended as they happen
+//
+// Both are sequences of frames: [length uint32][CRC-32C uint32][payload].
+// Each call to the tracker appends one frame, so a call is atomic on disk
+// (Complete and its discoveries included). A torn last frame (a crash
+// mid-write) fails its length or checksum check and is ignored. Frames that
+// matter (Add, AddRange, Complete) are fsynced before the call returns;
+// others ride on the next fsync (a kill loses nothing the OS got; a power
+// cut loses at most the attempts and retries since the last sync).
+//
+// Leases are not durable: at a restart, the items leased at the crash are
+// pending again, with the attempt they were on counted.
+
+// Journal record types; one frame holds any number of records.
+const (
+	opHeader  byte = iota + 1 // magic, generation (first frame of a file)
+	opAdd                     // key, depth: a new item, pending
+	opRange                   // lo, hi: AddRange
+	opCarve                   // positions of the uncarved ranges consumed
+	opLease                   // key, attempts: checked out
+	opDone                    // key
+	opDelay                   // key, attempts, due
+	opFail                    // key, depth, attempts, at, reason
+	opPending                 // key, depth, attempts: back in the queue
+	opReset                   // forget everything
+	// Snapshot-only records.
+	opSnapCounts // added, done, rangeIDs
+	opSnapFPs    // count, then count × (hi, lo) as 16 bytes
+	opSnapChunk  // key, n, kind (0 array: n × uint16; 1 bitmap: 1024 × uint64)
+	opSnapCover  // lo, hi: a covered interval
+	opSnapRange  // next, hi: an uncarved range
+	opSnapItem   // state, key, depth, attempts, time, reason
+	opSnapEnd    // the snapshot is complete
+)
+
+const (
+	journalMagic  = "dsj1"
+	snapshotMagic = "dss1"
+	maxFrame      = 64 << 20
+)
+
+// compactMin is the least journal size that triggers a compaction; the
+// journal is compacted once it outgrows both this and the last snapshot.
+// A variable so crash tests can compact often.
+var compactMin int64 = 8 << 20
+
+var crcTable = crc32.MakeTable(crc32.Castagnoli)
+
+// errTorn marks the end of the readable frames of a file.
+var errTorn = errors.New("torn or corrupt frame")
+
+// journal appends the frames of one Memory. Its methods may be called on a
+// nil *journal (no StatePath): they do nothing.
+type journal struct {
+	path    string // the snapshot; the journal is path + ".journal"
+	f       *os.File
+	gen     uint64
+	buf     []byte // records of the frame being built
+	size    int64  // bytes in the journal file
+	snap    int64  // bytes in the last snapshot
+	err     error  // sticky: a failed write leaves memory ahead of disk
+	written uint64 // frames written
+	syncMu  sync.Mutex
+	synced  uint64 // frames known durable; guarded by syncMu
+}
+
+// Record builders. Each appends one record to the current frame.
+
+func (j *journal) add(q queued) {
+	if j != nil {
+		j.buf = appendString(append(j.buf, opAdd), q.key)
+		j.buf = binary.AppendUvarint(j.buf, uint64(q.depth))
+	}
+}
+
+func (j *journal) addRange(r Range) {
+	if j != nil {
+		j.buf = binary.AppendUvarint(binary.AppendUvarint(append(j.buf, opRange), r.Lo), r.Hi)
+	}
+}
+
+func (j *journal) carve(positions uint64) {
+	if j != nil && positions > 0 {
+		j.buf = binary.AppendUvarint(append(j.buf, opCarve), positions)
+	}
+}
+
+func (j *journal) lease(key string, attempts int32) {
+	if j != nil {
+		j.buf = binary.AppendUvarint(appendString(append(j.buf, opLease), key), uint64(attempts))
+	}
+}
+
+func (j *journal) done(key string) {
+	if j != nil {
+		j.buf = appendString(append(j.buf, opDone), key)
+	}
+}
+
+func (j *journal) delay(q queued, due time.Time) {
+	if j != nil {
+		j.buf = binary.AppendUvarint(appendString(append(j.buf, opDelay), q.key), uint64(q.attempts))
+		j.buf = binary.AppendVarint(j.buf, due.UnixNano())
+	}
+}
+
+func (j *journal) fail(q queued, reason string, at time.Time) {
+	if j != nil {
+		j.buf = appendQueued(append(j.buf, opFail), q)
+		j.buf = appendString(binary.AppendVarint(j.buf, at.UnixNano()), reason)
+	}
+}
+
+func (j *journal) pending(q queued) {
+	if j != nil {
+		j.buf = appendQueued(append(j.buf, opPending), q)
+	}
+}
+
+func (j *journal) reset() {
+	if j != nil {
+		j.buf = append(j.buf, opReset)
+	}
+}
+
+func appendString(b []byte, s string) []byte {
+	return append(binary.AppendUvarint(b, uint64(len(s))), s...)
+}
+
+func appendQueued(b []byte, q queued) []byte {
+	b = appendString(b, q.key)
+	return binary.AppendUvarint(binary.AppendUvarint(b, uint64(q.depth)), uint64(q.attempts))
+}
+
+// appendFrame frames payload.
+func appendFrame(b, payload []byte) []byte {
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(payload)))
+	b = binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, crcTable))
+	return append(b, payload...)
+}
+
+// readFrame reads one frame; io.EOF at a clean end, errTorn for a partial or
+// corrupt one.
+func readFrame(r io.Reader, buf []byte) ([]byte, error) {
+	var hdr [8]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		if err == io.EOF {
+			return nil, io.EOF
+		}
+		return nil, errTorn
+	}
+	n := binary.LittleEndian.Uint32(hdr[:4])
+	if n > maxFrame {
+		return nil, errTorn
+	}
+	if cap(buf) < int(n) {
+		buf = make([]byte, n)
+	}
+	buf = buf[:n]
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return nil, errTorn
+	}
+	if crc32.Checksum(buf, crcTable) != binary.LittleEndian.Uint32(hdr[4:]) {
+		return nil, errTorn
+	}
+	return buf, nil
+}
+
+// commit writes the records built by the current call as one frame, unlocks
+// m.mu, and, when sync is set, returns only once that frame is durable.
+// Concurrent callers share fsyncs (group commit).
+func (m *Memory) commit(sync bool) error {
+	j := m.j
+	if j == nil {
+		m.mu.Unlock()
+		return nil
+	}
+	if len(j.buf) > 0 && j.err == nil {
+		frame := appendFrame(nil, j.buf)
+		if _, err := j.f.Write(frame); err != nil {
+			j.err = fmt.Errorf("tracker: journal %s: %w", j.f.Name(), err)
+		} else {
+			j.size += int64(len(frame))
+			j.written++
+		}
+	}
+	j.buf = j.buf[:0]
+	if j.err == nil && j.size > max(compactMin, j.snap) {
+		if err := m.compact(); err != nil {
+			j.err = err
+		}
+	}
+	err, target := j.err, j.written
+	m.mu.Unlock()
+	if err != nil || !sync {
+		return err
+	}
+	return j.syncTo(target)
+}
+
+// syncTo makes frames up to target durable. A caller that waited for
+// syncMu finds its frame already synced by the one before, mostly.
+func (j *journal) syncTo(target uint64) error {
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
+	if j.synced >= target {
+		return nil
+	}
+	f := j.f // replaced only under syncMu (compact), so stable here
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("tracker: journal %s: fsync: %w", f.Name(), err)
+	}
+	j.synced = target
+	return nil
+}
+
+func (j *journal) close() error {
+	if j == nil {
+		return nil
+	}
+	j.syncMu.Lock()
+	defer j.syncMu.Unlock()
+	err := j.f.Sync()
+	if cerr := j.f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("tracker: closing journal: %w", err)
+	}
+	return j.err
+}

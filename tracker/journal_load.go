@@ -1,0 +1,338 @@
+package tracker
+
+import (
+	"bufio"
+	"cmp"
+	"container/heap"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// openJournal restores the state from path (snapshot, then journal) and
+// starts journaling to it. A fresh snapshot is written at once, so a crash
+// loop never replays an ever longer journal.
+func (m *Memory) openJournal(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("tracker: state: %w", err)
+	}
+	rp := &replay{m: m, items: map[string]*replayItem{}}
+	gen, err := rp.loadSnapshot(path)
+	if err != nil {
+		return err
+	}
+	if err := rp.loadJournal(path+".journal", gen); err != nil {
+		return err
+	}
+	rp.finish()
+	m.j = &journal{path: path, gen: gen}
+	if err := m.compact(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// replayItem is an item that is not done, while the state is rebuilt.
+type replayItem struct {
+	q      queued
+	state  byte
+	t      time.Time // due (delayed) or failed at
+	reason string
+	seq    uint64 // queue order
+}
+
+// replay rebuilds a Memory from records. Leased items count as pending.
+type replay struct {
+	m     *Memory
+	items map[string]*replayItem
+	seq   uint64
+}
+
+func (rp *replay) put(q queued, state byte, t time.Time, reason string) {
+	rp.seq++
+	rp.items[q.key] = &replayItem{q: q, state: state, t: t, reason: reason, seq: rp.seq}
+}
+
+// loadSnapshot loads path if it exists and returns its generation (0 if not).
+// A snapshot is written atomically, so any damage in it is an error.
+func (rp *replay) loadSnapshot(path string) (uint64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("tracker: state: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	r := bufio.NewReaderSize(f, 1<<20)
+	gen, err := readHeader(r, snapshotMagic)
+	if err != nil {
+		return 0, fmt.Errorf("tracker: state file %s: %w", path, err)
+	}
+	var buf []byte
+	for {
+		buf, err = readFrame(r, buf)
+		if err != nil {
+			return 0, fmt.Errorf("tracker: state file %s is damaged (%v): restore it or delete it to start over", path, err)
+		}
+		if len(buf) == 1 && buf[0] == opSnapEnd {
+			return gen, nil
+		}
+		if err := rp.apply(buf); err != nil {
+			return 0, fmt.Errorf("tracker: state file %s: %w", path, err)
+		}
+	}
+}
+
+// loadJournal replays the journal of generation gen. It stops at the first
+// torn frame, which only a crash mid-write leaves; the fresh journal that
+// openJournal starts leaves that garbage behind.
+func (rp *replay) loadJournal(path string, gen uint64) error {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tracker: state: %w", err)
+	}
+	defer func() { _ = f.Close() }()
+	r := bufio.NewReaderSize(f, 1<<20)
+	jgen, err := readHeader(r, journalMagic)
+	if err != nil || jgen != gen {
+		// A header torn at creation, or a journal the snapshot already holds.
+		return nil
+	}
+	var buf []byte
+	for {
+		buf, err = readFrame(r, buf)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			slog.Warn("tracker: ignoring the torn end of the state journal (a crash mid-write)", "path", path)
+			return nil // compact() writes a fresh journal: the torn tail is gone
+		}
+		if err := rp.apply(buf); err != nil {
+			return fmt.Errorf("tracker: state journal %s: %w", path, err)
+		}
+	}
+}
+
+func readHeader(r io.Reader, magic string) (uint64, error) {
+	buf, err := readFrame(r, nil)
+	if err != nil {
+		return 0, fmt.Errorf("no valid header: %w", err)
+	}
+	d := decoder{b: buf}
+	if d.byte() != opHeader {
+		return 0, errors.New("no valid header")
+	}
+	gen := d.uvarint()
+	if got := d.string(); d.err != nil || got != magic {
+		return 0, fmt.Errorf("not a distscrape state file (magic %q, want %q)", got, magic)
+	}
+	return gen, nil
+}
+
+// apply applies the records of one frame.
+func (rp *replay) apply(b []byte) error {
+	m := rp.m
+	d := decoder{b: b}
+	for len(d.b) > 0 && d.err == nil {
+		op := d.byte()
+		switch op {
+		case opAdd:
+			q := queued{key: d.string(), depth: int32(d.uvarint())}
+			if d.err == nil && m.seen.add(q.key) {
+				m.added++
+				rp.put(q, stPending, time.Time{}, "")
+			}
+		case opRange:
+			r := Range{Lo: d.uvarint(), Hi: d.uvarint()}
+			if d.err == nil {
+				m.addRangeLocked(r)
+			}
+		case opCarve:
+			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+				if len(m.ranges) == 0 {
+					return errors.New("carve past the end of the ranges")
+				}
+				if id, fresh := m.carveOne(); fresh {
+					rp.put(queued{key: strconv.FormatUint(id, 10)}, stPending, time.Time{}, "")
+				}
+			}
+		case opLease, opDone, opDelay:
+			key := d.string()
+			it := rp.items[key]
+			if it == nil {
+				if d.err != nil {
+					return fmt.Errorf("malformed record: %w", d.err)
+				}
+				return fmt.Errorf("record %d for %.60q, an item not in the state", op, key)
+			}
+			switch op {
+			case opLease:
+				it.q.attempts = int32(d.uvarint())
+				it.state = stPending
+			case opDone:
+				delete(rp.items, key)
+				m.done++
+			case opDelay:
+				it.q.attempts = int32(d.uvarint())
+				it.state, it.t = stDelayed, time.Unix(0, d.varint())
+			}
+		case opFail:
+			q := d.queued()
+			at, reason := d.varint(), d.string()
+			rp.put(q, stFailed, time.Unix(0, at), reason)
+		case opPending:
+			rp.put(d.queued(), stPending, time.Time{}, "")
+		case opReset:
+			m.resetTo(newMemory(m.opts))
+			clear(rp.items)
+		case opSnapCounts:
+			m.added, m.done, m.rangeIDs = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
+		case opSnapFPs:
+			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+				m.seen.fps[Fingerprint{Hi: d.uint64(), Lo: d.uint64()}] = struct{}{}
+			}
+		case opSnapChunk:
+			key, n, kind := d.uvarint(), int(d.uvarint()), d.byte()
+			c := &idChunk{n: n}
+			if kind == 0 {
+				c.arr = make([]uint16, 0, min(n, arrayMax+1))
+				for range min(n, arrayMax+1) {
+					c.arr = append(c.arr, d.uint16())
+				}
+			} else {
+				c.bits = new([1024]uint64)
+				for i := range c.bits {
+					c.bits[i] = d.uint64()
+				}
+			}
+			m.seen.ids.chunks[key] = c
+			m.seen.ids.n += uint64(n)
+		case opSnapCover:
+			m.seen.covered = append(m.seen.covered, Range{Lo: d.uvarint(), Hi: d.uvarint()})
+		case opSnapRange:
+			m.ranges = append(m.ranges, pendingRange{next: d.uvarint(), hi: d.uvarint()})
+		case opSnapItem:
+			state, q := d.byte(), d.queued()
+			t, reason := d.varint(), d.string()
+			rp.put(q, state, time.Unix(0, t), reason)
+		default:
+			return fmt.Errorf("unknown record type %d", op)
+		}
+	}
+	if d.err != nil {
+		return fmt.Errorf("malformed record: %w", d.err)
+	}
+	return nil
+}
+
+// finish moves the rebuilt items into the queues, in their order.
+func (rp *replay) finish() {
+	m := rp.m
+	all := make([]*replayItem, 0, len(rp.items))
+	for _, it := range rp.items {
+		all = append(all, it)
+	}
+	slices.SortFunc(all, func(a, b *replayItem) int { return cmp.Compare(a.seq, b.seq) })
+	for _, it := range all {
+		switch it.state {
+		case stDelayed:
+			heap.Push(&m.delayed, delayedItem{item: it.q, due: it.t})
+		case stFailed:
+			m.failed = append(m.failed, FailedItem{Item: it.q.item(), Reason: it.reason, At: it.t})
+		default:
+			m.pending.push(it.q)
+		}
+	}
+}
+
+// decoder reads records; the first error sticks and zero values follow.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+var errShort = errors.New("record cut short")
+
+func (d *decoder) fail() {
+	if d.err == nil {
+		d.err = errShort
+	}
+	d.b = nil
+}
+
+func (d *decoder) byte() byte {
+	if len(d.b) < 1 {
+		d.fail()
+		return 0
+	}
+	c := d.b[0]
+	d.b = d.b[1:]
+	return c
+}
+
+func (d *decoder) uvarint() uint64 {
+	v, n := binary.Uvarint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) varint() int64 {
+	v, n := binary.Varint(d.b)
+	if n <= 0 {
+		d.fail()
+		return 0
+	}
+	d.b = d.b[n:]
+	return v
+}
+
+func (d *decoder) string() string {
+	n := d.uvarint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	s := string(d.b[:n])
+	d.b = d.b[n:]
+	return s
+}
+
+func (d *decoder) uint64() uint64 {
+	if len(d.b) < 8 {
+		d.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint64(d.b)
+	d.b = d.b[8:]
+	return v
+}
+
+func (d *decoder) uint16() uint16 {
+	if len(d.b) < 2 {
+		d.fail()
+		return 0
+	}
+	v := binary.LittleEndian.Uint16(d.b)
+	d.b = d.b[2:]
+	return v
+}
+
+func (d *decoder) queued() queued {
+	return queued{key: d.string(), depth: int32(d.uvarint()), attempts: int32(d.uvarint())}
+}

@@ -1,0 +1,118 @@
+package tracker
+
+import (
+	"container/heap"
+	"time"
+)
+
+// queued is a pending item: its key and the little it carries (24 B + key).
+type queued struct {
+	key      string
+	depth    int32
+	attempts int32
+}
+
+func (q queued) item() Item { return Item{Key: q.key, Depth: int(q.depth), Attempts: int(q.attempts)} }
+
+func queuedOf(it Item) queued {
+	return queued{key: it.Key, depth: int32(it.Depth), attempts: int32(it.Attempts)}
+}
+
+// ring is a FIFO of pending items; push and pop are O(1) amortised.
+type ring struct {
+	buf        []queued
+	head, size int
+}
+
+func (r *ring) len() int { return r.size }
+
+func (r *ring) push(q queued) {
+	if r.size == len(r.buf) {
+		grown := make([]queued, max(16, 2*len(r.buf)))
+		n := copy(grown, r.buf[r.head:])
+		copy(grown[n:], r.buf[:r.head])
+		r.buf, r.head = grown, 0
+	}
+	r.buf[(r.head+r.size)%len(r.buf)] = q
+	r.size++
+}
+
+func (r *ring) pop() queued {
+	q := r.buf[r.head]
+	r.buf[r.head] = queued{} // let the key be collected
+	r.head = (r.head + 1) % len(r.buf)
+	r.size--
+	if r.size == 0 && len(r.buf) > 1024 {
+		r.buf, r.head = nil, 0 // a drained queue gives its memory back
+	}
+	return q
+}
+
+// each calls fn on every item, oldest first (for snapshots).
+func (r *ring) each(fn func(queued)) {
+	for i := range r.size {
+		fn(r.buf[(r.head+i)%len(r.buf)])
+	}
+}
+
+// pendingRange is the uncarved rest of a range: next..hi.
+type pendingRange struct{ next, hi uint64 }
+
+// memLease is a lease held in the in-memory tracker.
+type memLease struct {
+	item     queued
+	worker   string
+	token    LeaseToken
+	deadline time.Time
+	index    int // in leaseHeap
+}
+
+func (l *memLease) lease() Lease {
+	return Lease{Item: l.item.item(), Worker: l.worker, Token: l.token, Deadline: l.deadline}
+}
+
+// leaseHeap orders leases by deadline, so requeue is O(expired · log n).
+type leaseHeap []*memLease
+
+func (h leaseHeap) Len() int           { return len(h) }
+func (h leaseHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h leaseHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *leaseHeap) Push(x any) {
+	l := x.(*memLease)
+	l.index = len(*h)
+	*h = append(*h, l)
+}
+func (h *leaseHeap) Pop() any {
+	old := *h
+	l := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	return l
+}
+
+// delayedItem is an item waiting for its retry.
+type delayedItem struct {
+	item queued
+	due  time.Time
+}
+
+type delayHeap []delayedItem
+
+func (h delayHeap) Len() int           { return len(h) }
+func (h delayHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
+func (h delayHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *delayHeap) Push(x any)        { *h = append(*h, x.(delayedItem)) }
+func (h *delayHeap) Pop() any {
+	old := *h
+	d := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return d
+}
+
+var (
+	_ heap.Interface = (*leaseHeap)(nil)
+	_ heap.Interface = (*delayHeap)(nil)
+)
