@@ -1,0 +1,274 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Client fetches pages politely. It is safe for concurrent use; one per
+// worker is enough for any number of hosts.
+type Client struct {
+	cfg     Config
+	tr      *http.Transport
+	hc      *http.Client
+	global  chan struct{} // Concurrency slots
+	hosts   *hostLimiter
+	robots  *robotsCache // nil when robots.txt is ignored
+	headers http.Header  // Config.Headers, canonicalised
+	closed  atomic.Bool
+}
+
+// New returns a client for cfg (zero fields take their defaults, see Config).
+func New(cfg Config) (*Client, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	proxies, err := parseProxies(cfg.Proxies)
+	if err != nil {
+		return nil, err
+	}
+	tr := &http.Transport{
+		Proxy:                  proxyRotator(proxies),
+		DialContext:            newDialer(cfg).DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    cfg.TLSTimeout,
+		ResponseHeaderTimeout:  cfg.HeaderTimeout,
+		ExpectContinueTimeout:  time.Second,
+		IdleConnTimeout:        90 * time.Second,
+		MaxIdleConns:           max(100, 4*cfg.Concurrency),
+		MaxIdleConnsPerHost:    max(2, cfg.PerHostConcurrency),
+		MaxResponseHeaderBytes: 1 << 20,
+		DisableCompression:     true, // we decode, within MaxBody
+	}
+	c := &Client{
+		cfg:     cfg,
+		tr:      tr,
+		global:  make(chan struct{}, cfg.Concurrency),
+		hosts:   newHostLimiter(cfg.PerHostConcurrency, cfg.PerHostRate),
+		headers: make(http.Header, len(cfg.Headers)),
+	}
+	// Redirects are followed by do, hop by hop, so that every hop passes the
+	// scope, robots.txt and per-host limits.
+	c.hc = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
+		return http.ErrUseLastResponse
+	}}
+	for k, v := range cfg.Headers {
+		c.headers.Set(k, v)
+	}
+	if cfg.Robots {
+		c.robots = newRobotsCache(c, cfg.UserAgent, cfg.RobotsTTL, cfg.RobotsRetry)
+	}
+	return c, nil
+}
+
+// Close releases idle connections. Fetch fails after Close.
+func (c *Client) Close() {
+	c.closed.Store(true)
+	c.tr.CloseIdleConnections()
+}
+
+// options distinguish a page fetch from a robots.txt fetch.
+type options struct {
+	maxRedirects int
+	maxBody      int64
+	truncate     bool // robots.txt: keep the first maxBody bytes
+	scoped       bool // check Config.InScope on redirects
+	robots       bool // obey robots.txt
+}
+
+// Fetch sends req and returns the page, its body read in full. Any failure
+// is an *Error (see Outcome): a non-2xx answer is an error, never a Response.
+// Config.Timeout bounds each hop, not the wait for a free per-host slot.
+func (c *Client) Fetch(ctx context.Context, req *http.Request) (*Response, error) {
+	if c.closed.Load() {
+		return nil, &Error{reason: "closed", final: false, URL: req.URL.String(), Err: ErrClosed}
+	}
+	return c.do(ctx, req, options{
+		maxRedirects: c.cfg.MaxRedirects, maxBody: c.cfg.MaxBody,
+		scoped: true, robots: c.robots != nil,
+	})
+}
+
+func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Response, error) {
+	start := time.Now()
+	req = req.Clone(ctx)
+	c.setHeaders(req)
+	for hop := 0; ; hop++ {
+		u := req.URL
+		if u.Scheme != "http" && u.Scheme != "https" {
+			return nil, &Error{reason: "bad scheme", final: true, URL: u.String(), Err: fmt.Errorf("%w: %q", ErrScheme, u.Scheme)}
+		}
+		if u.Host == "" {
+			return nil, &Error{reason: "bad url", final: true, URL: u.String(), Err: fmt.Errorf("%w: no host", ErrScheme)}
+		}
+		if !c.cfg.AllowMetadata && literalMetadata(u) {
+			return nil, &Error{reason: "metadata address", final: true, URL: u.String(), Err: ErrMetadata}
+		}
+		if hop > 0 && o.scoped && c.cfg.InScope != nil && !c.cfg.InScope(u) {
+			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.String(), Err: ErrOutOfScope}
+		}
+		var delay time.Duration
+		if o.robots {
+			d, err := c.robots.check(ctx, u)
+			if err != nil {
+				return nil, classify(ctx, u.String(), err)
+			}
+			delay = d
+		}
+		resp, next, err := c.hop(ctx, req, delay, o)
+		if err != nil {
+			return nil, err
+		}
+		if resp != nil {
+			resp.Elapsed = time.Since(start)
+			return resp, nil
+		}
+		if hop >= o.maxRedirects {
+			return nil, &Error{reason: "too many redirects", final: true, URL: u.String(),
+				Err: fmt.Errorf("%w: more than %d", ErrTooManyRedirects, max(o.maxRedirects, 0))}
+		}
+		req = next
+	}
+}
+
+// hop performs one request under the concurrency and rate limits. It
+// returns the page, or the request of the next hop for a redirect.
+func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Duration, o options) (*Response, *http.Request, error) {
+	u := req.URL
+	release, err := c.hosts.acquire(ctx, u.Host, crawlDelay)
+	if err != nil {
+		return nil, nil, classify(ctx, u.String(), err)
+	}
+	defer release()
+	select {
+	case c.global <- struct{}{}:
+		defer func() { <-c.global }()
+	case <-ctx.Done():
+		return nil, nil, classify(ctx, u.String(), ctx.Err())
+	}
+
+	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
+	defer cancel()
+	resp, err := c.hc.Do(req.WithContext(hctx))
+	if err != nil {
+		return nil, nil, classify(ctx, u.String(), causeOf(hctx, err))
+	}
+	defer resp.Body.Close()
+
+	switch resp.StatusCode {
+	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
+		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
+		if loc := resp.Header.Get("Location"); loc != "" {
+			drain(resp.Body)
+			next, err := redirectRequest(ctx, req, resp.StatusCode, loc)
+			if err != nil {
+				return nil, nil, &Error{reason: "bad redirect", final: true, URL: u.String(), Err: err}
+			}
+			return nil, next, nil
+		}
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		drain(resp.Body)
+		return nil, nil, statusError(resp, time.Now())
+	}
+	body, err := readBody(resp, o.maxBody, o.truncate)
+	if err != nil {
+		e := classify(ctx, u.String(), causeOf(hctx, err))
+		e.Status = resp.StatusCode
+		return nil, nil, e
+	}
+	return &Response{
+		URL:         u,
+		Status:      resp.StatusCode,
+		Header:      resp.Header,
+		ContentType: mediaType(resp.Header.Get("Content-Type"), body),
+		Body:        body,
+		FetchedAt:   time.Now(),
+	}, nil, nil
+}
+
+// causeOf prefers our timeout cause to the bare "context deadline exceeded".
+func causeOf(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && errors.Is(cause, ErrTimeout) && !errors.Is(err, ErrTimeout) {
+		return fmt.Errorf("%w: %w", ErrTimeout, err)
+	}
+	return err
+}
+
+// drain reads a little of an unwanted body so the connection can be reused.
+func drain(r io.Reader) { _, _ = io.CopyN(io.Discard, r, 64<<10) }
+
+func (c *Client) setHeaders(req *http.Request) {
+	for k, v := range c.headers {
+		if _, ok := req.Header[k]; !ok {
+			req.Header[k] = v
+		}
+	}
+	if req.Header.Get("User-Agent") == "" {
+		req.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
+	if req.Header.Get("Accept-Encoding") == "" {
+		req.Header.Set("Accept-Encoding", acceptEncoding)
+	}
+}
+
+// redirectRequest builds the next hop as browsers do: 301/302/303 turn into
+// a GET without body; 307/308 repeat the method and body. Credentials are
+// not sent to another host.
+func redirectRequest(ctx context.Context, prev *http.Request, status int, loc string) (*http.Request, error) {
+	target, err := prev.URL.Parse(loc)
+	if err != nil {
+		return nil, fmt.Errorf("Location %q: %w", loc, err)
+	}
+	method, body := prev.Method, prev.Body
+	getBody := prev.GetBody
+	if status != http.StatusTemporaryRedirect && status != http.StatusPermanentRedirect {
+		if method != http.MethodHead {
+			method = http.MethodGet
+		}
+		body, getBody = nil, nil
+	} else if prev.GetBody != nil {
+		if body, err = prev.GetBody(); err != nil {
+			return nil, err
+		}
+	} else if body != nil && body != http.NoBody {
+		return nil, fmt.Errorf("cannot repeat the request body for a %d redirect", status)
+	}
+	next, err := http.NewRequestWithContext(ctx, method, target.String(), body)
+	if err != nil {
+		return nil, err
+	}
+	next.URL = target
+	next.GetBody = getBody
+	next.Header = prev.Header.Clone()
+	if !strings.EqualFold(target.Host, prev.URL.Host) {
+		next.Header.Del("Authorization")
+		next.Header.Del("Cookie")
+	}
+	if getBody == nil {
+		next.ContentLength = 0
+		next.Header.Del("Content-Type")
+	} else {
+		next.ContentLength = prev.ContentLength
+	}
+	return next, nil
+}
+
+// mediaType is the lower-case media type of a Content-Type header, sniffed
+// from the body when the header is missing.
+func mediaType(ct string, body []byte) string {
+	if ct == "" {
+		ct = http.DetectContentType(body)
+	}
+	if i := strings.IndexByte(ct, ';'); i >= 0 {
+		ct = ct[:i]
+	}
+	return strings.ToLower(strings.TrimSpace(ct))
+}

@@ -1,0 +1,104 @@
+package fetch
+
+import (
+	"fmt"
+	"log/slog"
+	"net/url"
+	"time"
+)
+
+// Config tunes a Client. Start from DefaultConfig: in a zero Config, Robots
+// is false (robots.txt ignored); every other zero field means the default
+// noted on it.
+type Config struct {
+	Concurrency        int           // requests in flight in the whole client; default 16
+	PerHostConcurrency int           // requests in flight per host; default 4
+	PerHostRate        float64       // requests/s per host (token bucket, burst 1); 0 = unlimited
+	Timeout            time.Duration // one hop, from dial to the last body byte; default 30s
+	ConnectTimeout     time.Duration // TCP connect; default 10s
+	TLSTimeout         time.Duration // TLS handshake; default 10s
+	HeaderTimeout      time.Duration // from request written to response headers; default Timeout
+	MaxBody            int64         // bytes of decoded body; default 64 MiB
+	MaxRedirects       int           // hops followed; default 10, negative = none
+	UserAgent          string        // default "distscrape/1"
+	Robots             bool          // obey robots.txt (DefaultConfig: true)
+	RobotsTTL          time.Duration // how long a robots.txt is cached; default 1h
+	RobotsRetry        time.Duration // how long an unreachable robots.txt (5xx, network) disallows a host; default 1m
+	Headers            map[string]string
+	Proxies            []string // http://, https://, socks5:// URLs, rotated per request
+	AllowMetadata      bool     // allow cloud metadata addresses (169.254.0.0/16, fd00:ec2::254)
+	// InScope decides whether a redirect may go to u; nil allows any
+	// http(s) URL. Non-http(s) targets are always refused.
+	InScope func(u *url.URL) bool
+	Logger  *slog.Logger // default slog.Default()
+}
+
+// DefaultConfig returns the defaults, with robots.txt obeyed.
+func DefaultConfig() Config {
+	return Config{Robots: true}.withDefaults()
+}
+
+// Defaults.
+const (
+	DefaultConcurrency        = 16
+	DefaultPerHostConcurrency = 4
+	DefaultTimeout            = 30 * time.Second
+	DefaultMaxBody            = 64 << 20
+	DefaultMaxRedirects       = 10
+	DefaultUserAgent          = "distscrape/1"
+)
+
+func (c Config) withDefaults() Config {
+	if c.Concurrency <= 0 {
+		c.Concurrency = DefaultConcurrency
+	}
+	if c.PerHostConcurrency <= 0 {
+		c.PerHostConcurrency = DefaultPerHostConcurrency
+	}
+	if c.PerHostConcurrency > c.Concurrency {
+		c.PerHostConcurrency = c.Concurrency
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = DefaultTimeout
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = min(10*time.Second, c.Timeout)
+	}
+	if c.TLSTimeout <= 0 {
+		c.TLSTimeout = min(10*time.Second, c.Timeout)
+	}
+	if c.HeaderTimeout <= 0 {
+		c.HeaderTimeout = c.Timeout
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = DefaultMaxBody
+	}
+	if c.MaxRedirects == 0 {
+		c.MaxRedirects = DefaultMaxRedirects
+	}
+	if c.UserAgent == "" {
+		c.UserAgent = DefaultUserAgent
+	}
+	if c.RobotsTTL <= 0 {
+		c.RobotsTTL = time.Hour
+	}
+	if c.RobotsRetry <= 0 {
+		c.RobotsRetry = time.Minute
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if c.PerHostRate < 0 {
+		return fmt.Errorf("fetch.per_host_rate: %v is negative", c.PerHostRate)
+	}
+	for k := range c.Headers {
+		if k == "" {
+			return fmt.Errorf("fetch.headers: empty header name")
+		}
+	}
+	return nil
+}
