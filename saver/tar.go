@@ -1,0 +1,355 @@
+package saver
+
+import (
+	"archive/tar"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// TarConfig configures the tar saver.
+type TarConfig struct {
+	// Path is the archive's path template ({worker}, {crawl}); its extension
+	// chooses the compression: .tar, .tar.gz (.tgz), .tar.bz2, .tar.zst.
+	Path   string
+	Crawl  string
+	Worker string
+}
+
+// PAX records of each entry: GNU tar and bsdtar store them as extended
+// attributes (tar --xattrs -x restores them) and list them silently, where
+// a vendor keyword would make GNU tar warn on every entry.
+const (
+	PAXKey         = "SCHILY.xattr.user.distscrape.key"
+	PAXURL         = "SCHILY.xattr.user.distscrape.url"
+	PAXStatus      = "SCHILY.xattr.user.distscrape.status"
+	PAXContentType = "SCHILY.xattr.user.distscrape.content_type"
+	PAXFetched     = "SCHILY.xattr.user.distscrape.fetched" // RFC 3339, nanoseconds
+)
+
+// Tar appends pages to one archive per worker: each page is an entry named
+// like the file saver's mirror layout (host/path), with its metadata as PAX
+// records, modified at its fetch time.
+//
+// Flush ends the current compressed member (gzip member, bzip2 stream, zstd
+// frame; concatenated members are one valid stream), appends it to the file
+// and fsyncs: the archive then reads to its end with tar and the system
+// decompressors. Data saved since the last Flush waits in a spool (memory,
+// then an unlinked temporary file), never in the archive, so a worker
+// killed at any instant leaves an archive that lists exactly the flushed
+// entries. The end-of-archive blocks are written by Close; GNU tar and
+// bsdtar read an archive without them without complaint.
+//
+// A restarted worker never appends to an existing archive (its tail may be
+// a crash's torn write, and a plain tar would need its end blocks cut): it
+// writes a new part, name-1.tar.gz, name-2.tar.gz... The archive is append
+// only: saving an item twice writes two entries of one name, and tar, when
+// extracting, keeps the last.
+type Tar struct {
+	base  string // the rendered path; parts are base, base-1, ...
+	comp  compression
+	names *nameTemplate
+
+	mu     sync.Mutex
+	tw     *tar.Writer
+	zw     member // nil for a plain .tar
+	open   bool   // a compressed member is open
+	spool  *spool // what was written since the last Flush
+	spare  *spool
+	broken error // a failed write left the spool in an unknown state
+	closed bool
+
+	flushMu   sync.Mutex
+	file      *os.File // the part, created at the first Flush that has data
+	committed int64    // bytes of the part known durable
+	damaged   error    // a failed append could not be undone
+}
+
+// NewTar checks the path template and the directory; the archive itself is
+// created at the first Flush that has something to write.
+func NewTar(cfg TarConfig) (*Tar, error) {
+	if cfg.Path == "" {
+		return nil, configErr("saver.path", "empty archive path")
+	}
+	pt, err := parseTemplate("saver.path", cfg.Path, []string{"worker", "crawl"})
+	if err != nil {
+		return nil, err
+	}
+	path := pt.renderFileName(cfg.Crawl, cfg.Worker)
+	comp, err := compressionOf(path)
+	if err != nil {
+		return nil, err
+	}
+	names, _ := parseTemplate("", "{host}/{path}", Placeholders)
+	t := &Tar{base: path, comp: comp, names: names, spool: newSpool(path), spare: newSpool(path)}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("tar saver: %w", err)
+	}
+	probe, err := os.CreateTemp(filepath.Dir(path), ".distscrape-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("tar saver: directory of %s is not writable: %w", path, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	if comp.name != "" {
+		if t.zw, err = newMember(comp); err != nil {
+			return nil, fmt.Errorf("tar saver: %w", err)
+		}
+	}
+	t.tw = tar.NewWriter(sinkFunc(t.write))
+	return t, nil
+}
+
+// renderFileName substitutes {crawl} and {worker} into a file path, each
+// value escaped as one path element, the literal part kept as written.
+func (t *nameTemplate) renderFileName(crawl, worker string) string {
+	var b strings.Builder
+	for _, s := range t.segs {
+		v := s.lit
+		switch s.ph {
+		case "crawl":
+			v = t.escapeElem(crawl)
+		case "worker":
+			v = t.escapeElem(worker)
+		}
+		b.WriteString(v)
+	}
+	return b.String()
+}
+
+// escapeElem escapes a value that may stand alone as a path element.
+func (t *nameTemplate) escapeElem(v string) string {
+	e := t.escape(v)
+	switch e {
+	case ".":
+		return "%2E"
+	case "..":
+		return "%2E%2E"
+	}
+	return shortenElem(e)
+}
+
+type sinkFunc func([]byte) (int, error)
+
+func (f sinkFunc) Write(p []byte) (int, error) { return f(p) }
+
+// write is where the tar writer's bytes go: the open member, or the spool.
+func (t *Tar) write(p []byte) (int, error) {
+	if t.zw == nil {
+		return t.spool.Write(p)
+	}
+	if !t.open {
+		if err := t.zw.Reset(t.spool); err != nil {
+			return 0, err
+		}
+		t.open = true
+	}
+	return t.zw.Write(p)
+}
+
+// Name returns the entry name of p: host/path as in the file saver's
+// mirror layout.
+func (t *Tar) Name(p *Page) string { return t.names.render(pageVars(p, "", "")) }
+
+// Save appends p as an entry (to the spool, until Flush).
+func (t *Tar) Save(ctx context.Context, p *Page) error {
+	if err := checkPage(p); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	mod := p.FetchedAt
+	if mod.IsZero() {
+		mod = time.Now()
+	}
+	hdr := &tar.Header{
+		Typeflag: tar.TypeReg,
+		Name:     t.Name(p),
+		Size:     int64(len(p.Body)),
+		Mode:     0o644,
+		ModTime:  mod,
+		Format:   tar.FormatPAX,
+		PAXRecords: map[string]string{
+			PAXKey:         p.Key,
+			PAXURL:         p.URL,
+			PAXStatus:      strconv.Itoa(p.Status),
+			PAXContentType: p.ContentType,
+			PAXFetched:     p.FetchedAt.Format(time.RFC3339Nano),
+		},
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return ErrClosed
+	}
+	if t.broken != nil {
+		return fmt.Errorf("tar saver: %w (Flush reports it and starts over)", t.broken)
+	}
+	err := t.tw.WriteHeader(hdr)
+	if err == nil {
+		_, err = t.tw.Write(p.Body)
+	}
+	if err == nil {
+		err = t.tw.Flush() // pad the entry now, so a Flush ends members on entry boundaries
+	}
+	if err != nil {
+		t.broken = err
+		return fmt.Errorf("tar saver: save %q: %w", p.Key, err)
+	}
+	return nil
+}
+
+// Flush appends everything saved so far to the archive and fsyncs it.
+func (t *Tar) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return ErrClosed
+	}
+	sp, err := t.cutLocked(false)
+	t.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return t.commit(sp)
+}
+
+// cutLocked ends the open member and swaps in an empty spool; it returns
+// the full one. With end set, it first writes the end-of-archive blocks.
+func (t *Tar) cutLocked(end bool) (*spool, error) {
+	if t.broken != nil {
+		// The spool may hold half an entry: drop it and start a new stream.
+		// The pages in it were never durable, and this error says so.
+		err := fmt.Errorf("tar saver: pages since the last flush were lost by a write error: %w", t.broken)
+		t.broken = nil
+		t.spool.reset()
+		t.open = false
+		t.tw = tar.NewWriter(sinkFunc(t.write))
+		return nil, err
+	}
+	if end {
+		if err := t.tw.Close(); err != nil {
+			return nil, fmt.Errorf("tar saver: end archive: %w", err)
+		}
+	}
+	if t.open {
+		if err := t.zw.Close(); err != nil {
+			t.broken = err
+			return nil, fmt.Errorf("tar saver: end member: %w", err)
+		}
+		t.open = false
+	}
+	sp := t.spool
+	t.spool, t.spare = t.spare, nil
+	return sp, nil
+}
+
+// commit appends sp to the part, fsyncs it, and recycles sp.
+func (t *Tar) commit(sp *spool) error {
+	defer func() {
+		sp.reset()
+		t.mu.Lock()
+		t.spare = sp
+		t.mu.Unlock()
+	}()
+	if sp.size == 0 {
+		return nil
+	}
+	if t.damaged != nil {
+		return t.damaged
+	}
+	if t.file == nil {
+		if err := t.createPart(); err != nil {
+			return err
+		}
+	}
+	err := sp.copyTo(t.file)
+	if err == nil {
+		err = t.file.Sync()
+	}
+	if err != nil {
+		// Cut the torn tail so the archive stays readable to its last flush.
+		if terr := t.file.Truncate(t.committed); terr != nil {
+			t.damaged = fmt.Errorf("tar saver: %s is damaged after a failed append (%v) and truncate (%v); restart the worker to start a new part", t.file.Name(), err, terr)
+			return t.damaged
+		}
+		return fmt.Errorf("tar saver: append to %s: %w", t.file.Name(), err)
+	}
+	t.committed += sp.size
+	return nil
+}
+
+// createPart creates the first free part name: base, then base-1, base-2...
+func (t *Tar) createPart() error {
+	stem := t.base[:len(t.base)-len(t.comp.ext)]
+	for i := 0; i < 100000; i++ {
+		name := t.base
+		if i > 0 {
+			name = stem + "-" + strconv.Itoa(i) + t.base[len(stem):]
+		}
+		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("tar saver: create %s: %w", name, err)
+		}
+		if err := fsyncPath(filepath.Dir(name)); err != nil {
+			f.Close()
+			return err
+		}
+		t.file = f
+		return nil
+	}
+	return fmt.Errorf("tar saver: no free part name for %s", t.base)
+}
+
+// Part returns the path of the archive part being written ("" before the
+// first Flush with data).
+func (t *Tar) Part() string {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	if t.file == nil {
+		return ""
+	}
+	return t.file.Name()
+}
+
+// Close writes the end-of-archive blocks, flushes and closes the archive.
+func (t *Tar) Close(ctx context.Context) error {
+	t.flushMu.Lock()
+	defer t.flushMu.Unlock()
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil
+	}
+	t.closed = true
+	var sp *spool
+	var err error
+	if t.file != nil || t.spool.size > 0 || t.open {
+		sp, err = t.cutLocked(true)
+	}
+	t.mu.Unlock()
+	if err == nil && sp != nil {
+		err = t.commit(sp)
+	}
+	if t.file != nil {
+		if cerr := t.file.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("tar saver: close: %w", cerr)
+		}
+	}
+	return err
+}

@@ -1,0 +1,353 @@
+package saver_test
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/savertest"
+)
+
+var tarExts = []string{".tar", ".tar.gz", ".tar.bz2", ".tar.zst"}
+
+// needTools fails (never skips) when a system tool the tests read archives
+// with is missing.
+func needTools(t testing.TB, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s not found in PATH: install it (apt-get install -y tar gzip bzip2 zstd)", tool)
+		}
+	}
+}
+
+// parts lists an archive's parts (name.tar.gz, name-1.tar.gz, ...) in order.
+func parts(t testing.TB, base, ext string) []string {
+	stem := strings.TrimSuffix(base, ext)
+	more, err := filepath.Glob(stem + "-*" + ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Slice(more, func(i, j int) bool { return partNum(more[i], stem, ext) < partNum(more[j], stem, ext) })
+	var out []string
+	if _, err := os.Stat(base); err == nil {
+		out = append(out, base)
+	}
+	return append(out, more...)
+}
+
+func partNum(p, stem, ext string) int {
+	n, _ := strconv.Atoi(strings.TrimSuffix(strings.TrimPrefix(p, stem+"-"), ext))
+	return n
+}
+
+// systemList runs the system tar's listing of an archive and fails unless
+// it exits 0.
+func systemList(t testing.TB, archive string) []string {
+	t.Helper()
+	out, err := exec.Command("tar", "-tf", archive).CombinedOutput()
+	if err != nil {
+		t.Fatalf("tar -tf %s: %v\n%s", archive, err, out)
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) == 1 && lines[0] == "" {
+		return nil
+	}
+	return lines
+}
+
+// decompress reads an archive part through the system decompressor.
+func decompress(t testing.TB, archive, ext string) []byte {
+	t.Helper()
+	tool := map[string]string{".tar.gz": "gzip", ".tar.bz2": "bzip2", ".tar.zst": "zstd"}[ext]
+	if tool == "" {
+		b, err := os.ReadFile(archive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var stderr bytes.Buffer
+	cmd := exec.Command(tool, "-dc", archive)
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("%s -dc %s: %v: %s", tool, archive, err, stderr.String())
+	}
+	return out
+}
+
+// readEntries parses the decompressed parts with the standard library's
+// tar reader (not the saver's code).
+func readEntries(t testing.TB, base, ext string) []savertest.Stored {
+	t.Helper()
+	var out []savertest.Stored
+	for _, part := range parts(t, base, ext) {
+		tr := tar.NewReader(bytes.NewReader(decompress(t, part, ext)))
+		for {
+			h, err := tr.Next()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("%s: %v", part, err)
+			}
+			body, err := io.ReadAll(tr)
+			if err != nil {
+				t.Fatalf("%s: %s: %v", part, h.Name, err)
+			}
+			status, _ := strconv.Atoi(h.PAXRecords[saver.PAXStatus])
+			fetched, _ := time.Parse(time.RFC3339Nano, h.PAXRecords[saver.PAXFetched])
+			out = append(out, savertest.Stored{Key: h.PAXRecords[saver.PAXKey], URL: h.PAXRecords[saver.PAXURL],
+				Status: status, ContentType: h.PAXRecords[saver.PAXContentType], FetchedAt: fetched, Body: body})
+		}
+	}
+	return out
+}
+
+func tarTarget(t *testing.T, ext string) *savertest.Target {
+	needTools(t, "tar", "gzip", "bzip2", "zstd")
+	base := filepath.Join(t.TempDir(), "out", "test-w1"+ext)
+	s, err := saver.NewTar(saver.TarConfig{Path: filepath.Join(filepath.Dir(base), "{crawl}-{worker}"+ext), Crawl: "test", Worker: "w1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each Read parses the whole archive: cache it while the parts are unchanged.
+	var cacheSig string
+	var cache []savertest.Stored
+	entries := func(t testing.TB) []savertest.Stored {
+		sig := ""
+		for _, p := range parts(t, base, ext) {
+			st, err := os.Stat(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sig += fmt.Sprintf("%s:%d:%d;", p, st.Size(), st.ModTime().UnixNano())
+		}
+		if sig != cacheSig {
+			cache, cacheSig = readEntries(t, base, ext), sig
+		}
+		return cache
+	}
+	return &savertest.Target{
+		Saver:   s,
+		Appends: true,
+		Read: func(t testing.TB, key string) []savertest.Stored {
+			var out []savertest.Stored
+			for _, e := range entries(t) {
+				if e.Key == key {
+					out = append(out, e)
+				}
+			}
+			return out
+		},
+		Count: func(t testing.TB) int {
+			n := 0
+			for _, p := range parts(t, base, ext) {
+				n += len(systemList(t, p))
+			}
+			if m := len(entries(t)); m != n {
+				t.Fatalf("system tar lists %d entries, Go's reader %d", n, m)
+			}
+			return n
+		},
+	}
+}
+
+func TestTarConformance(t *testing.T) {
+	for _, ext := range tarExts {
+		t.Run(strings.TrimPrefix(ext, "."), func(t *testing.T) {
+			savertest.Run(t, func(t *testing.T) *savertest.Target { return tarTarget(t, ext) })
+		})
+	}
+}
+
+func TestTarBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		path, want string
+	}{
+		{"", "saver.path: empty"},
+		{filepath.Join(t.TempDir(), "a.zip"), "no archive extension"},
+		{filepath.Join(t.TempDir(), "{id}.tar"), "unknown placeholder {id}"},
+		{"/proc/distscrape/x.tar", "tar saver"},
+	} {
+		_, err := saver.NewTar(saver.TarConfig{Path: c.path, Crawl: "c", Worker: "w"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewTar(%q) = %v, want an error containing %q", c.path, err, c.want)
+		}
+	}
+}
+
+// TestTarRestartNewPart: a second saver on the same path (a restarted
+// worker) writes name-1, leaving the first part as it was.
+func TestTarRestartNewPart(t *testing.T) {
+	needTools(t, "tar", "gzip")
+	ctx := context.Background()
+	dir := t.TempDir()
+	base := filepath.Join(dir, "c-w.tar.gz")
+	for run := 0; run < 3; run++ {
+		s, err := saver.NewTar(saver.TarConfig{Path: filepath.Join(dir, "{crawl}-{worker}.tar.gz"), Crawl: "c", Worker: "w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Save(ctx, savertest.NewPage(fmt.Sprintf("http://h/run%d", run), []byte("x"))); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ps := parts(t, base, ".tar.gz")
+	want := []string{base, filepath.Join(dir, "c-w-1.tar.gz"), filepath.Join(dir, "c-w-2.tar.gz")}
+	if fmt.Sprint(ps) != fmt.Sprint(want) {
+		t.Fatalf("parts %v, want %v", ps, want)
+	}
+	for i, p := range ps {
+		if got := systemList(t, p); len(got) != 1 || got[0] != fmt.Sprintf("h/run%d", i) {
+			t.Errorf("%s lists %q", p, got)
+		}
+	}
+}
+
+// TestTarExtractXattrs: the system tar extracts the entries with their
+// metadata as extended attributes.
+func TestTarExtractXattrs(t *testing.T) {
+	needTools(t, "tar", "zstd")
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.tar.zst")
+	s, err := saver.NewTar(saver.TarConfig{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := savertest.NewPage("https://example.org/docs/", []byte("<h1>docs</h1>"))
+	if err := s.Save(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(dir, "x")
+	os.Mkdir(out, 0o755)
+	if b, err := exec.Command("tar", "--xattrs", "--xattrs-include=user.*", "-xf", path, "-C", out).CombinedOutput(); err != nil {
+		t.Fatalf("tar -x: %v\n%s", err, b)
+	}
+	file := filepath.Join(out, "example.org", "docs", "index.html")
+	body, err := os.ReadFile(file)
+	if err != nil || string(body) != string(p.Body) {
+		t.Fatalf("extracted %q, %v", body, err)
+	}
+	buf := make([]byte, 256)
+	n, err := syscall.Getxattr(file, "user.distscrape.url", buf)
+	if err != nil || string(buf[:n]) != p.URL {
+		t.Fatalf("xattr user.distscrape.url = %q, %v; want %q", buf[:max(n, 0)], err, p.URL)
+	}
+}
+
+const crashEnv = "DISTSCRAPE_TAR_CRASH_CHILD"
+
+// TestTarCrash kills (SIGKILL) a child process that saved and flushed some
+// pages, then saved more (one larger than the in-memory spool), and checks
+// that the system tar lists exactly the flushed entries.
+func TestTarCrash(t *testing.T) {
+	if spec := os.Getenv(crashEnv); spec != "" {
+		crashChild(spec)
+		return
+	}
+	needTools(t, "tar", "gzip", "bzip2", "zstd")
+	for _, ext := range tarExts {
+		t.Run(strings.TrimPrefix(ext, "."), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "crash"+ext)
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTarCrash$", "-test.count=1")
+			cmd.Env = append(os.Environ(), crashEnv+"="+path)
+			stdout, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Stderr = os.Stderr
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			line, err := bufio.NewReader(stdout).ReadString('\n')
+			if err != nil || !strings.HasPrefix(line, "flushed ") {
+				cmd.Process.Kill()
+				cmd.Wait()
+				t.Fatalf("child said %q, %v", line, err)
+			}
+			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+				t.Fatal(err)
+			}
+			cmd.Wait()
+			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "flushed ")))
+			got := systemList(t, path)
+			var want []string
+			for i := 0; i < n; i++ {
+				want = append(want, fmt.Sprintf("example.test/flushed/%d.html", i))
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("after SIGKILL tar -tf lists %q, want exactly the %d flushed entries %q", got, n, want)
+			}
+			// The restarted worker writes a new part; both read fine.
+			s, err := saver.NewTar(saver.TarConfig{Path: path})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Save(ctx, savertest.NewPage("http://example.test/after", []byte("after"))); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			ps := parts(t, path, ext)
+			if len(ps) != 2 || len(systemList(t, ps[1])) != 1 {
+				t.Fatalf("after restart: parts %v", ps)
+			}
+		})
+	}
+}
+
+// crashChild saves, flushes, saves more, reports, and waits to be killed.
+func crashChild(path string) {
+	ctx := context.Background()
+	die := func(err error) { fmt.Fprintln(os.Stderr, "crash child:", err); os.Exit(3) }
+	s, err := saver.NewTar(saver.TarConfig{Path: path})
+	if err != nil {
+		die(err)
+	}
+	const flushed = 7
+	for i := 0; i < flushed; i++ {
+		if err := s.Save(ctx, savertest.NewPage(fmt.Sprintf("http://example.test/flushed/%d.html", i), bytes.Repeat([]byte{byte(i)}, 1000*i))); err != nil {
+			die(err)
+		}
+	}
+	if err := s.Flush(ctx); err != nil {
+		die(err)
+	}
+	for i := 0; i < 5; i++ {
+		body := bytes.Repeat([]byte("unflushed "), 100*i)
+		if i == 4 {
+			body = make([]byte, 9<<20) // spills the spool to its temporary file
+		}
+		if err := s.Save(ctx, savertest.NewPage(fmt.Sprintf("http://example.test/unflushed/%d", i), body)); err != nil {
+			die(err)
+		}
+	}
+	fmt.Printf("flushed %d\n", flushed)
+	time.Sleep(time.Minute) // the parent kills us long before
+	os.Exit(4)
+}
