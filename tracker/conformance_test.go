@@ -15,6 +15,8 @@ var implementations = []struct {
 }{
 	{"memory", newMemory},
 	{"memory-journaled", newJournaledMemory},
+	{"redis", newRedis},
+	{"redis-splitting", newRedisSplitting},
 }
 
 func newMemory(t testing.TB, opts tracker.Options) tracker.Tracker {

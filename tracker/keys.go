@@ -1,0 +1,103 @@
+package tracker
+
+import "strconv"
+
+// Every Redis key of a crawl is built in this file and nowhere else (asynq
+// style). All of them start with "distscrape:{CRAWL}:" and so share one hash
+// tag: a crawl lives in one slot and every script is valid on Redis Cluster.
+//
+// Fixed keys (passed to every script through KEYS, in this order):
+//
+//	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib.lua)
+//	leases    zset   lease token → deadline (ms)
+//	lease     hash   lease token → "attempts:depth:#worker:<worker><key>"
+//	workers   zset   worker → last seen + ttl (ms)
+//	delayed   zset   pending entry → due (ms)
+//	failed    zset   key → failed at (ms)
+//	failinfo  hash   key → "attempts:depth:reason"
+//	stats     hash   counters pending leased delayed done failed added
+//	fpmeta    hash   fingerprint table state: base, load, level, split, n
+//
+// Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
+// the same slot because they share the prefix and its hash tag):
+//
+//	wl:<worker>  set     the lease tokens a worker holds (requeue of one worker);
+//	                     passed through KEYS where the worker is known up front
+//	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
+//	fp:<bucket>  set     intset of 64-bit fingerprint members
+//
+// # Dedup and memory
+//
+// Numeric IDs below 2^40 (canonical decimal) are one bit each in a bitmap
+// of 1 KiB string shards created at full size (8144 bits: 1018 bytes plus the
+// sds header fill one 1 KiB allocation exactly). A dense ID space costs ~1.09
+// bits per ID; a sparse one costs up to 1 KiB per shard touched. IDs from
+// 2^40 on (a dense bitmap of them would not fit any Redis, so such a space is
+// sparse: snowflake-style IDs) and every other string are deduplicated by
+// fingerprint.
+//
+// A fingerprint is 128 bits of a hash of the key (xxhash, FingerprintOf; SHA-1
+// for IDs >= 2^40, which the checkout script computes too when it carves a
+// range). Write u for its first 64 bits and v for the next. Buckets are
+// numbered by the low bits of u (linear hashing: 2^base buckets at first, one
+// more split each time the table passes `load` members per bucket) and the
+// member stored is the 64 bits of v:u from bit `base` on, as a signed integer,
+// so every bucket is an intset (8 bytes a member; intsets stay compact up to
+// set-max-intset-entries = 512, the default, which the load of 160 keeps
+// every bucket under). Two distinct keys collide only if they agree on the
+// first base+64 = 76 bits of the hash: among n = 10^9 keys the odds that any
+// pair does are about n²/2^77 ≈ 6.6·10^-6; at 10^7 keys, 6.6·10^-10.
+const (
+	idShardBits  = 8144    // must equal SHARD_BITS in lua/lib.lua
+	hugeID       = 1 << 40 // IDs from here on are deduplicated by fingerprint
+	fpBaseLevel  = 12      // 2^12 buckets before the first split; a multiple of 4
+	fpBucketLoad = 160     // members per bucket before a split (< 512 / 2 with margin)
+)
+
+// crawlKeys are the key names of one crawl.
+type crawlKeys struct {
+	prefix string
+	fixed  []string // KEYS[1..9] of every script
+}
+
+// Indices into crawlKeys.fixed (KEYS[i+1] in the scripts).
+const (
+	keyPending = iota
+	keyLeases
+	keyLease
+	keyWorkers
+	keyDelayed
+	keyFailed
+	keyFailInfo
+	keyStats
+	keyFPMeta
+)
+
+func newCrawlKeys(crawl string) crawlKeys {
+	p := "distscrape:{" + crawl + "}:"
+	return crawlKeys{prefix: p, fixed: []string{
+		p + "pending", p + "leases", p + "lease", p + "workers", p + "delayed",
+		p + "failed", p + "failinfo", p + "stats", p + "fpmeta",
+	}}
+}
+
+func (k crawlKeys) key(i int) string { return k.fixed[i] }
+
+// withWorker returns the fixed keys plus KEYS[10], the worker's lease set.
+func (k crawlKeys) withWorker(worker string) []string {
+	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.workerLeases(worker))
+}
+
+func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
+
+func (k crawlKeys) idShard(shard uint64) string {
+	return k.prefix + "id:" + strconv.FormatUint(shard, 10)
+}
+
+func (k crawlKeys) fpBucket(b uint64) string {
+	return k.prefix + "fp:" + strconv.FormatUint(b, 10)
+}
+
+// pattern matches every key of the crawl (Reset only: never on a hot path).
+// Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.
+func (k crawlKeys) pattern() string { return k.prefix + "*" }

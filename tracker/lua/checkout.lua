@@ -1,0 +1,107 @@
+-- checkout.lua: lease up to n pending items to one worker. Expired leases
+-- and due delayed items are moved back to pending first (a bounded number).
+-- Each item is moved and its lease record written in this one script, so no
+-- item is ever leased without its record.
+-- KEYS: lib.lua's 1-9; KEYS[10] wl:<worker>.
+-- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 token prefix (random per
+--   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most).
+-- Returns {more, token1, key1, depth1, attempts1, ...}; more is 1 when the
+--   scan budget ran out before n items were found (seen IDs of a range were
+--   skipped): call again.
+-- Cost: O(n + requeue batch + scan budget); independent of the queue's size
+--   (LINDEX/LPOP/LSET at the head, ZRANGEBYSCORE with LIMIT).
+local n = tonumber(ARGV[6])
+local deadline = itoa(NOW + tonumber(ARGV[7]))
+local worker, tprefix = ARGV[8], ARGV[9]
+local rq = tonumber(ARGV[10])
+local budget = tonumber(ARGV[11])
+
+requeue_expired(rq)
+promote_delayed(rq)
+
+local out = {0}
+local count = 0
+local function lease(key, depth, attempts)
+  count = count + 1
+  local token = tprefix .. itoa(count)
+  attempts = attempts + 1
+  redis.call('HSET', K_LEASE, token, record(key, depth, attempts, worker))
+  redis.call('ZADD', K_LEASES, deadline, token)
+  redis.call('SADD', KEYS[10], token)
+  D.leased = D.leased + 1
+  D.pending = D.pending - 1
+  out[#out + 1] = token
+  out[#out + 1] = key
+  out[#out + 1] = depth
+  out[#out + 1] = attempts
+end
+
+local function skipped(k)
+  D.pending = D.pending - k
+  D.added = D.added - k
+end
+
+while count < n and budget > 0 do
+  local e = redis.call('LINDEX', K_PENDING, 0)
+  if not e then break end
+  local c = string.byte(e, 1)
+  if c == 1 or c == 2 then
+    local lo, hi = string.match(e, '^.(%d+):(%d+)$')
+    lo, hi = tonumber(lo), tonumber(hi)
+    if c == 1 then -- marked run: lease as is
+      local take = math.min(n - count, hi - lo + 1)
+      for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
+      lo = lo + take
+    else -- range: skip seen IDs a run at a time (BITPOS)
+      while lo <= hi and count < n and budget > 0 do
+        budget = budget - 1
+        local k, off = id_shard(lo)
+        if redis.call('GETBIT', k, off) == 0 then
+          id_mark(lo)
+          lease(itoa(lo), 0, 0)
+          lo = lo + 1
+        else
+          local p = redis.call('BITPOS', k, 0, off, SHARD_BITS - 1, 'BIT')
+          if p < 0 then p = SHARD_BITS end -- shards are full size: all seen to its end
+          local nxt = math.min(lo - off + p, hi + 1)
+          skipped(nxt - lo)
+          lo = nxt
+        end
+      end
+    end
+    if lo > hi then
+      redis.call('LPOP', K_PENDING)
+    elseif c == 1 and lo == hi then
+      redis.call('LSET', K_PENDING, 0, itoa(lo))
+    else
+      redis.call('LSET', K_PENDING, 0, string.char(c) .. itoa(lo) .. ':' .. itoa(hi))
+    end
+  elseif c == 4 then -- range of huge IDs: decimal strings, fingerprint dedup
+    local lo, hi = string.match(e, '^\4(%d+):(%d+)$')
+    while dec_le(lo, hi) and count < n and budget > 0 do
+      budget = budget - 1
+      local x, m = fp_huge(lo)
+      if fp_add(x, m) then lease(lo, 0, 0) else skipped(1) end
+      lo = dec_inc(lo)
+    end
+    if dec_le(lo, hi) then
+      redis.call('LSET', K_PENDING, 0, '\4' .. lo .. ':' .. hi)
+    else
+      redis.call('LPOP', K_PENDING)
+    end
+  elseif c == 3 then
+    redis.call('LPOP', K_PENDING)
+    local d, a, p = string.match(e, '^\3(%d+):(%d+):()')
+    lease(string.sub(e, p), tonumber(d), tonumber(a))
+  else
+    redis.call('LPOP', K_PENDING)
+    lease(e, 0, 0)
+  end
+end
+if count < n and budget <= 0 then out[1] = 1 end
+
+redis.call('ZADD', K_WORKERS, deadline, worker)
+-- Forget workers silent for a week: the set stays bounded by the fleet.
+redis.call('ZREMRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - 604800000))
+flush()
+return out

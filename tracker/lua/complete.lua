@@ -1,0 +1,26 @@
+-- complete.lua: mark held leases done and add the items discovered in them,
+-- atomically: a lost lease changes nothing and its discoveries are dropped.
+-- KEYS: lib.lua's 1-9.
+-- ARGV: lib.lua's 1-5; then per completion: token, key, m (discoveries),
+--   then m × (kind, a, b, entry) as in add.lua.
+-- Returns the keys of the lost leases.
+-- Cost: O(completions + discoveries).
+local lost = {}
+local i = 6
+while i <= #ARGV do
+  local token, key, m = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
+  i = i + 3
+  local l = held(token, key)
+  if l then
+    drop_lease(token, l.worker)
+    D.done = D.done + 1
+    for j = i, i + (m - 1) * 4, 4 do
+      add_item(ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3])
+    end
+  else
+    lost[#lost + 1] = key
+  end
+  i = i + m * 4
+end
+flush()
+return lost

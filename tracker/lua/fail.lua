@@ -1,0 +1,25 @@
+-- fail.lua: record failures of held leases: a retryable one goes to delayed
+-- until now + delay, a final one (or one that used its last attempt) to failed.
+-- KEYS: lib.lua's 1-9.
+-- ARGV: lib.lua's 1-5; then per failure 5 values: token, key, final ('1'|'0'),
+--   delay (ms, backoff computed by the caller), reason.
+-- Returns the keys of the lost leases.
+-- Cost: O(failures × log(delayed)).
+local lost = {}
+for i = 6, #ARGV, 5 do
+  local token, key = ARGV[i], ARGV[i + 1]
+  local l = held(token, key)
+  if l then
+    drop_lease(token, l.worker)
+    if ARGV[i + 2] == '1' or l.attempts >= MAX_ATTEMPTS then
+      to_failed(key, l.depth, l.attempts, ARGV[i + 4])
+    else
+      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), entry(key, l.depth, l.attempts))
+      D.delayed = D.delayed + 1
+    end
+  else
+    lost[#lost + 1] = key
+  end
+end
+flush()
+return lost

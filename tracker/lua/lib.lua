@@ -1,0 +1,316 @@
+-- lib.lua: helpers shared by every tracker script. The Go side prepends this
+-- file to each operation's script at load time, so each operation is still one
+-- EVALSHA and the helpers are written once.
+--
+-- The contract every script shares (key names: tracker/keys.go):
+--   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
+--   KEYS[2] leases    zset token -> deadline (ms)
+--   KEYS[3] lease     hash token -> "attempts:depth:#worker:<worker><key>"
+--   KEYS[4] workers   zset worker -> last seen + ttl (ms)
+--   KEYS[5] delayed   zset entry -> due (ms)
+--   KEYS[6] failed    zset key -> failed at (ms)
+--   KEYS[7] failinfo  hash key -> "attempts:depth:reason"
+--   KEYS[8] stats     hash of counters: pending leased delayed done failed added
+--   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
+--   KEYS[10]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
+--   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (documented in
+--           keys.go: id:<shard>, fp:<bucket>, wl:<worker>; all in the crawl's slot)
+--   ARGV[2] now (ms)   ARGV[3] fingerprint base level   ARGV[4] fingerprint bucket load
+--   ARGV[5] max attempts; ARGV[6...] belong to the operation.
+--
+-- Entries of the pending list (the first byte says which):
+--   <key>                   depth 0, attempts 0 (a key whose first byte is > 4)
+--   "\1lo:hi"               IDs lo..hi (< 2^40) already marked seen: coalesced adds
+--   "\2lo:hi"               IDs lo..hi (< 2^40) of AddRange, deduplicated when carved
+--   "\3depth:attempts:key"  any item
+--   "\4lo:hi"               IDs lo..hi (>= 2^40, decimal strings) of AddRange,
+--                           deduplicated by fingerprint when carved
+
+local K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local PREFIX = ARGV[1]
+local NOW = tonumber(ARGV[2])
+local FP_BASE = tonumber(ARGV[3])
+local MAX_ATTEMPTS = tonumber(ARGV[5])
+
+-- Bits of one ID bitmap shard: 1018 bytes plus the sds header and NUL fill
+-- exactly one 1 KiB allocation (keys.go: idShardBits).
+local SHARD_BITS = 8144
+
+-- Lua numbers are doubles: print integers without exponent.
+local function itoa(n) return string.format('%.0f', n) end
+
+-- D accumulates the counter changes of a script; flush writes them once.
+local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0}
+local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added'}
+
+local function entry(key, depth, attempts)
+  if depth == 0 and attempts == 0 and string.byte(key, 1) > 4 then return key end
+  return '\3' .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. key
+end
+
+local function record(key, depth, attempts, worker)
+  return itoa(attempts) .. ':' .. itoa(depth) .. ':' .. itoa(#worker) .. ':' .. worker .. key
+end
+
+local function parse_record(rec)
+  local a, d, n, p = string.match(rec, '^(%d+):(%d+):(%d+):()')
+  n = tonumber(n)
+  return string.sub(rec, p + n), tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1)
+end
+
+-- held returns the lease of token if it still leases key, else nil.
+local function held(token, key)
+  local rec = redis.call('HGET', K_LEASE, token)
+  if not rec then return nil end
+  local k, d, a, w = parse_record(rec)
+  if k ~= key then return nil end
+  return {key = k, depth = d, attempts = a, worker = w}
+end
+
+local function drop_lease(token, worker)
+  redis.call('HDEL', K_LEASE, token)
+  redis.call('ZREM', K_LEASES, token)
+  redis.call('SREM', PREFIX .. 'wl:' .. worker, token)
+  D.leased = D.leased - 1
+end
+
+local function to_failed(key, depth, attempts, reason)
+  redis.call('ZADD', K_FAILED, ARGV[2], key)
+  redis.call('HSET', K_FAILINFO, key, itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason)
+  D.failed = D.failed + 1
+end
+
+-- ---- numeric IDs below 2^40: a bitmap in 1 KiB string shards ----
+
+local ZEROS
+local shard_ready = {}
+
+local function id_shard(id)
+  local s = math.floor(id / SHARD_BITS)
+  return PREFIX .. 'id:' .. itoa(s), id - s * SHARD_BITS
+end
+
+-- id_mark marks id seen and reports whether it was new. A shard is created at
+-- its full size at once: SETBIT would grow it greedily (up to twice the size).
+local function id_mark(id)
+  local k, off = id_shard(id)
+  if not shard_ready[k] then
+    if redis.call('EXISTS', k) == 0 then
+      ZEROS = ZEROS or string.rep('\0', SHARD_BITS / 8)
+      redis.call('SET', k, ZEROS)
+    end
+    shard_ready[k] = true
+  end
+  return redis.call('SETBIT', k, off, 1) == 0
+end
+
+-- ---- strings and IDs >= 2^40: 64-bit fingerprint members in intsets ----
+-- Linear hashing over buckets fp:<b>: b = x mod 2^level, or x mod 2^(level+1)
+-- below the split pointer; a bucket is split when the table's load passes
+-- `load` per bucket, so every bucket stays an intset (<= 512 entries).
+
+local FP
+
+local function fp_state()
+  if not FP then
+    local m = redis.call('HMGET', K_FPMETA, 'base', 'load', 'level', 'split', 'n')
+    local base = tonumber(m[1]) or FP_BASE
+    FP = {base = base, load = tonumber(m[2]) or tonumber(ARGV[4]), level = tonumber(m[3]) or base,
+          split = tonumber(m[4]) or 0, n = tonumber(m[5]) or 0, dirty = m[3] == false}
+  end
+  return FP
+end
+
+local function fp_flush()
+  if FP and FP.dirty then
+    redis.call('HSET', K_FPMETA, 'base', itoa(FP.base), 'load', itoa(FP.load), 'level', itoa(FP.level),
+      'split', itoa(FP.split), 'n', itoa(FP.n))
+  end
+end
+
+local function fp_key(b) return PREFIX .. 'fp:' .. itoa(b) end
+
+-- low_bits returns the 64-bit two's complement integer written in decimal
+-- in s, modulo m (a power of two, at most 2^30).
+local function low_bits(s, m)
+  local neg = string.byte(s, 1) == 45
+  local r = 0
+  for i = neg and 2 or 1, #s do r = (r * 10 + string.byte(s, i) - 48) % m end
+  if neg and r ~= 0 then r = m - r end
+  return r
+end
+
+-- fp_split moves the members of the bucket under the split pointer whose next
+-- hash bit is 1 to their new bucket. Cost O(bucket), amortised O(1) per add.
+local function fp_split(st)
+  local L, s = st.level, st.split
+  local bit = 2 ^ (L - st.base) -- member bit i is hash bit base+i
+  local src, dst = fp_key(s), fp_key(s + 2 ^ L)
+  local movers = {}
+  for _, m in ipairs(redis.call('SMEMBERS', src)) do
+    if low_bits(m, bit * 2) >= bit then movers[#movers + 1] = m end
+  end
+  for i = 1, #movers, 1000 do
+    local j = math.min(i + 999, #movers)
+    redis.call('SADD', dst, unpack(movers, i, j))
+    redis.call('SREM', src, unpack(movers, i, j))
+  end
+  s = s + 1
+  if s == 2 ^ L then L, s = L + 1, 0 end
+  st.level, st.split = L, s
+end
+
+-- fp_add adds a fingerprint (x: its low 40 hash bits; member: 64 bits from hash
+-- bit `base` on, as a signed decimal) and reports whether it was new.
+local function fp_add(x, member)
+  local st = fp_state()
+  local L, s = st.level, st.split
+  local b = x % 2 ^ L
+  if b < s then b = x % 2 ^ (L + 1) end
+  if redis.call('SADD', fp_key(b), member) == 0 then return false end
+  st.n = st.n + 1
+  st.dirty = true
+  if st.n > st.load * (2 ^ L + s) and L < 39 and L - st.base < 29 then fp_split(st) end
+  return true
+end
+
+-- hex_to_decimal converts 16 hex digits (a 64-bit two's complement integer)
+-- to signed decimal, with base 10^7 limbs so doubles stay exact.
+local function hex_to_decimal(h)
+  local neg = tonumber(string.sub(h, 1, 1), 16) >= 8
+  local chunks = {}
+  for i = 1, 16, 4 do chunks[#chunks + 1] = tonumber(string.sub(h, i, i + 3), 16) end
+  if neg then -- two's complement: invert and add one
+    local carry = 1
+    for i = 4, 1, -1 do
+      local v = 65535 - chunks[i] + carry
+      if v >= 65536 then v, carry = v - 65536, 1 else carry = 0 end
+      chunks[i] = v
+    end
+  end
+  local limbs = {0}
+  for _, c in ipairs(chunks) do
+    local carry = c
+    for i = 1, #limbs do
+      local v = limbs[i] * 65536 + carry
+      limbs[i] = v % 10000000
+      carry = math.floor(v / 10000000)
+    end
+    while carry > 0 do
+      limbs[#limbs + 1] = carry % 10000000
+      carry = math.floor(carry / 10000000)
+    end
+  end
+  local s = itoa(limbs[#limbs])
+  for i = #limbs - 1, 1, -1 do s = s .. string.format('%07d', limbs[i]) end
+  if neg then s = '-' .. s end
+  return s
+end
+
+-- fp_huge is the fingerprint of an ID >= 2^40 (its decimal string): SHA-1,
+-- u = bytes 0-7 and v = bytes 8-15 big-endian. Go's hugeFingerprint agrees.
+local function fp_huge(s)
+  local h = redis.sha1hex(s)
+  local w = string.sub(h, 17, 32) .. string.sub(h, 1, 16) -- v..u, 128 bits
+  local q = FP_BASE / 4
+  return tonumber(string.sub(h, 7, 16), 16), hex_to_decimal(string.sub(w, 17 - q, 32 - q))
+end
+
+local function dec_inc(s)
+  local i = #s
+  while i > 0 and string.byte(s, i) == 57 do i = i - 1 end
+  if i == 0 then return '1' .. string.rep('0', #s) end
+  return string.sub(s, 1, i - 1) .. string.char(string.byte(s, i) + 1) .. string.rep('0', #s - i)
+end
+
+local function dec_le(a, b)
+  if #a ~= #b then return #a < #b end
+  return a <= b
+end
+
+-- ---- pending ----
+
+-- push_id appends a marked ID (depth 0, attempts 0), extending a run of
+-- consecutive IDs at the tail instead of adding an entry when it can.
+local function push_id(id)
+  local tail = redis.call('LINDEX', K_PENDING, -1)
+  if tail then
+    if string.byte(tail, 1) == 1 then
+      local lo, hi = string.match(tail, '^\1(%d+):(%d+)$')
+      if tonumber(hi) + 1 == id then
+        redis.call('LSET', K_PENDING, -1, '\1' .. lo .. ':' .. itoa(id))
+        return
+      end
+    elseif tail == itoa(id - 1) then
+      redis.call('LSET', K_PENDING, -1, '\1' .. tail .. ':' .. itoa(id))
+      return
+    end
+  end
+  redis.call('RPUSH', K_PENDING, itoa(id))
+end
+
+-- add_item adds one item unless seen; kind 'i': a is an ID < 2^40; kind 'f':
+-- a and b are the fingerprint's x and member. e is its pending entry.
+local function add_item(kind, a, b, e)
+  if kind == 'i' then
+    local id = tonumber(a)
+    if not id_mark(id) then return 0 end
+    if e == a then push_id(id) else redis.call('RPUSH', K_PENDING, e) end
+  else
+    if not fp_add(tonumber(a), b) then return 0 end
+    redis.call('RPUSH', K_PENDING, e)
+  end
+  D.pending = D.pending + 1
+  D.added = D.added + 1
+  return 1
+end
+
+-- requeue_token puts an expired (or dead worker's) lease back in pending, or
+-- in failed once it has used every attempt.
+local function requeue_token(token)
+  local rec = redis.call('HGET', K_LEASE, token)
+  if not rec then
+    redis.call('ZREM', K_LEASES, token)
+    return 0
+  end
+  local key, depth, attempts, worker = parse_record(rec)
+  drop_lease(token, worker)
+  if attempts >= MAX_ATTEMPTS then
+    to_failed(key, depth, attempts, 'lease expired')
+  else
+    redis.call('LPUSH', K_PENDING, entry(key, depth, attempts))
+    D.pending = D.pending + 1
+  end
+  return 1
+end
+
+local function requeue_expired(limit)
+  if limit <= 0 then return 0 end
+  local n = 0
+  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', 0, limit)) do
+    n = n + requeue_token(tok)
+  end
+  return n
+end
+
+local function promote_delayed(limit)
+  if limit <= 0 then return 0 end
+  local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', 0, limit)
+  for _, e in ipairs(due) do
+    redis.call('ZREM', K_DELAYED, e)
+    redis.call('RPUSH', K_PENDING, e)
+  end
+  D.delayed = D.delayed - #due
+  D.pending = D.pending + #due
+  return #due
+end
+
+local function flush()
+  for _, f in ipairs(STAT_FIELDS) do
+    if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
+  end
+  fp_flush()
+end
+
+-- ---- the operation ----

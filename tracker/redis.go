@@ -1,0 +1,323 @@
+package tracker
+
+import (
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrEvictingRedis is returned by NewRedis when the server may evict keys:
+// an evicted key is a lost item, so the tracker needs maxmemory-policy
+// noeviction.
+var ErrEvictingRedis = errors.New("tracker: redis may evict keys")
+
+// RedisConfig configures a Redis tracker.
+type RedisConfig struct {
+	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS). The
+	// password never appears in logs or errors.
+	URL string
+	// Crawl names the crawl: its keys are distscrape:{Crawl}:... ([A-Za-z0-9._-]{1,64}).
+	Crawl string
+	// Client, when set, is used instead of URL and is not closed by Close.
+	Client *redis.Client
+	// Logger receives warnings; default slog.Default().
+	Logger *slog.Logger
+	Options
+
+	// Fingerprint table geometry of a new crawl (tests shrink them to
+	// exercise bucket splits); an existing crawl keeps its own.
+	fpBase, fpLoad int
+}
+
+// Redis is the Redis tracker: every state change is one Lua script, and
+// every key of the crawl shares one hash tag (see keys.go).
+type Redis struct {
+	c       *redis.Client
+	ownsC   bool
+	keys    crawlKeys
+	opts    Options
+	log     *slog.Logger
+	fpBase  uint
+	fpLoad  int
+	scripts scripts
+	closed  atomic.Bool
+}
+
+var _ Tracker = (*Redis)(nil)
+
+var crawlName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
+
+// NewRedis connects to Redis, checks that it does not evict keys, and joins
+// the crawl as it is (it never wipes state).
+func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
+	if !crawlName.MatchString(cfg.Crawl) {
+		return nil, fmt.Errorf("tracker: crawl name %q: want 1-64 of [A-Za-z0-9._-]", cfg.Crawl)
+	}
+	r := &Redis{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	if r.c == nil {
+		opt, err := redis.ParseURL(cfg.URL)
+		if err != nil {
+			return nil, fmt.Errorf("tracker: redis URL %s: %s", RedactURL(cfg.URL), scrubURL(err.Error(), cfg.URL))
+		}
+		r.c, r.ownsC = redis.NewClient(opt), true
+	}
+	addr := r.c.Options().Addr
+	fail := func(err error) (*Redis, error) {
+		if r.ownsC {
+			r.c.Close()
+		}
+		return nil, err
+	}
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
+	}
+	if err := r.checkEviction(ctx, addr); err != nil {
+		return fail(err)
+	}
+	base, load := cfg.fpBase, cfg.fpLoad
+	if base == 0 {
+		base = fpBaseLevel
+	}
+	if load == 0 {
+		load = fpBucketLoad
+	}
+	if err := r.initFingerprints(ctx, base, load); err != nil {
+		return fail(err)
+	}
+	var err error
+	if r.scripts, err = loadScripts(ctx, r.c); err != nil {
+		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
+	}
+	return r, nil
+}
+
+// checkEviction refuses a Redis that may evict keys. A managed Redis that
+// forbids CONFIG is trusted, with a warning.
+func (r *Redis) checkEviction(ctx context.Context, addr string) error {
+	res, err := r.c.ConfigGet(ctx, "maxmemory-policy").Result()
+	var rerr redis.Error
+	switch {
+	case errors.As(err, &rerr):
+		r.log.Warn("tracker: cannot read maxmemory-policy (CONFIG GET not permitted); make sure it is noeviction, or evicted keys are lost items",
+			"addr", addr, "err", err)
+		return nil
+	case err != nil:
+		return fmt.Errorf("tracker: redis at %s: config get maxmemory-policy: %w", addr, err)
+	}
+	policy, ok := res["maxmemory-policy"]
+	if !ok {
+		r.log.Warn("tracker: redis did not report maxmemory-policy; make sure it is noeviction", "addr", addr)
+		return nil
+	}
+	if policy != "noeviction" {
+		return fmt.Errorf("%w: %s has maxmemory-policy %s; set it to noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf)",
+			ErrEvictingRedis, addr, policy)
+	}
+	return nil
+}
+
+// initFingerprints records the fingerprint geometry of a new crawl and reads
+// that of an existing one: members depend on the base level.
+func (r *Redis) initFingerprints(ctx context.Context, base, load int) error {
+	if base < 4 || base > 32 || base%4 != 0 || load < 1 {
+		return fmt.Errorf("tracker: fingerprint geometry base %d load %d: want base in 4..32, a multiple of 4", base, load)
+	}
+	meta := r.keys.key(keyFPMeta)
+	pipe := r.c.TxPipeline()
+	pipe.HSetNX(ctx, meta, "base", base)
+	pipe.HSetNX(ctx, meta, "load", load)
+	get := pipe.HMGet(ctx, meta, "base", "load")
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("tracker: redis: read fingerprint geometry: %w", err)
+	}
+	vals := get.Val()
+	b, err1 := strconv.Atoi(fmt.Sprint(vals[0]))
+	l, err2 := strconv.Atoi(fmt.Sprint(vals[1]))
+	if err1 != nil || err2 != nil || b < 4 || b > 32 || b%4 != 0 {
+		return fmt.Errorf("tracker: redis: %s holds a bad fingerprint geometry %v", meta, vals)
+	}
+	r.fpBase, r.fpLoad = uint(b), l
+	return nil
+}
+
+//go:embed lua/*.lua
+var luaFS embed.FS
+
+// scripts are the operations, each lib.lua followed by its own file.
+type scripts struct {
+	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed *redis.Script
+}
+
+func loadScripts(ctx context.Context, c *redis.Client) (scripts, error) {
+	lib, err := luaFS.ReadFile("lua/lib.lua")
+	if err != nil {
+		return scripts{}, err
+	}
+	var s scripts
+	for name, dst := range map[string]**redis.Script{
+		"add": &s.add, "addrange": &s.addRange, "checkout": &s.checkout, "extend": &s.extend,
+		"complete": &s.complete, "fail": &s.fail, "release": &s.release, "requeue": &s.requeue,
+		"stats": &s.stats, "failed": &s.failed,
+	} {
+		body, err := luaFS.ReadFile("lua/" + name + ".lua")
+		if err != nil {
+			return scripts{}, err
+		}
+		*dst = redis.NewScript(string(lib) + "\n" + string(body))
+		// Loaded once here; Run falls back to EVAL (which loads it again)
+		// on NOSCRIPT, after a SCRIPT FLUSH or a restart.
+		if err := (*dst).Load(ctx, c).Err(); err != nil {
+			return scripts{}, fmt.Errorf("load script %s: %w", name, err)
+		}
+	}
+	return s, nil
+}
+
+// run runs a script with lib.lua's common ARGV header, at the clock's now.
+func (r *Redis) run(ctx context.Context, op string, s *redis.Script, keys []string, args ...any) (any, error) {
+	return r.runAt(ctx, r.opts.Clock.Now(), op, s, keys, args...)
+}
+
+// runAt runs a script at now (callers that report deadlines fix it first).
+func (r *Redis) runAt(ctx context.Context, now time.Time, op string, s *redis.Script, keys []string, args ...any) (any, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
+	res, err := s.Run(ctx, r.c, keys, append(head, args...)...).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("tracker: redis %s: %w", op, err)
+	}
+	return res, nil
+}
+
+// Stats returns the counters the scripts maintain: O(1).
+func (r *Redis) Stats(ctx context.Context) (Stats, error) {
+	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.fixed)
+	if err != nil {
+		return Stats{}, err
+	}
+	v, _ := res.([]any)
+	if len(v) != 7 {
+		return Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
+	}
+	n := make([]int64, len(v))
+	for i := range v {
+		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
+			return Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
+		}
+	}
+	return Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}, nil
+}
+
+// Done reports whether pending, leased and delayed are all empty.
+func (r *Redis) Done(ctx context.Context) (bool, error) {
+	s, err := r.Stats(ctx)
+	return err == nil && s.Pending+s.Leased+s.Delayed == 0, err
+}
+
+// Failed lists up to limit dead letters (0: all), oldest first.
+func (r *Redis) Failed(ctx context.Context, limit int) ([]FailedItem, error) {
+	res, err := r.run(ctx, "failed", r.scripts.failed, r.keys.fixed, max(limit, 0))
+	if err != nil {
+		return nil, err
+	}
+	v, _ := res.([]any)
+	out := make([]FailedItem, 0, len(v)/3)
+	for i := 0; i+2 < len(v); i += 3 {
+		key, _ := v[i].(string)
+		at, _ := strconv.ParseInt(fmt.Sprint(v[i+1]), 10, 64)
+		info, _ := v[i+2].(string)
+		attempts, rest, _ := strings.Cut(info, ":")
+		depth, reason, _ := strings.Cut(rest, ":")
+		a, _ := strconv.Atoi(attempts)
+		d, _ := strconv.Atoi(depth)
+		out = append(out, FailedItem{Item: Item{Key: key, Depth: d, Attempts: a}, Reason: reason, At: msTime(at)})
+	}
+	return out, nil
+}
+
+// Reset deletes every key of the crawl. It scans the crawl's keys: an
+// operator's command (distscrape reset --yes), never a hot path.
+func (r *Redis) Reset(ctx context.Context) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	iter := r.c.Scan(ctx, 0, r.keys.pattern(), 1000).Iterator()
+	var batch []string
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == 1000 {
+			if err := r.c.Unlink(ctx, batch...).Err(); err != nil {
+				return fmt.Errorf("tracker: redis reset: %w", err)
+			}
+			batch = batch[:0]
+		}
+	}
+	if err := iter.Err(); err != nil {
+		return fmt.Errorf("tracker: redis reset: %w", err)
+	}
+	if len(batch) > 0 {
+		if err := r.c.Unlink(ctx, batch...).Err(); err != nil {
+			return fmt.Errorf("tracker: redis reset: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close releases the connection (not the crawl's state).
+func (r *Redis) Close() error {
+	if r.closed.Swap(true) || !r.ownsC {
+		return nil
+	}
+	return r.c.Close()
+}
+
+// ceilMS is now in whole milliseconds, rounded up: the scripts keep times in
+// ms, and a lease whose deadline is D ms must count as expired as soon as
+// the clock is past D, even by less than a millisecond.
+func ceilMS(t time.Time) int64 {
+	ms := t.UnixMilli()
+	if t.After(time.UnixMilli(ms)) {
+		ms++
+	}
+	return ms
+}
+
+// RedactURL returns u with its user information replaced by "xxxxx", for
+// logs and errors.
+func RedactURL(u string) string {
+	i := strings.Index(u, "://")
+	j := strings.LastIndex(u, "@")
+	if i < 0 || j < i+3 {
+		return u
+	}
+	return u[:i+3] + "xxxxx" + u[j:]
+}
+
+// scrubURL removes raw and its user information from msg (url.Parse errors
+// quote the whole URL).
+func scrubURL(msg, raw string) string {
+	msg = strings.ReplaceAll(msg, raw, RedactURL(raw))
+	i := strings.Index(raw, "://")
+	j := strings.LastIndex(raw, "@")
+	if i >= 0 && j > i+3 {
+		userinfo := raw[i+3 : j]
+		msg = strings.ReplaceAll(msg, userinfo, "xxxxx")
+		if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
+			msg = strings.ReplaceAll(msg, pass, "xxxxx")
+		}
+	}
+	return msg
+}

@@ -1,0 +1,52 @@
+package tracker
+
+import (
+	"crypto/sha1"
+	"encoding/binary"
+	"strconv"
+)
+
+// How an item travels to the scripts (lua/lib.lua, add_item): kind "i" for a
+// numeric ID below 2^40 (bitmap), kind "f" with the two parts of its
+// fingerprint for anything else; then its pending entry.
+
+// appendItem appends the 4 script arguments of it to args.
+func (r *Redis) appendItem(args []any, it Item) []any {
+	e := pendingEntry(it.Key, it.Depth, 0)
+	id, numeric := NumericID(it.Key)
+	if numeric && id < hugeID {
+		return append(args, "i", it.Key, "", e)
+	}
+	fp := FingerprintOf(it.Key)
+	if numeric {
+		// The checkout script fingerprints the huge IDs it carves from a
+		// range itself, with SHA-1 (redis.sha1hex): both must agree.
+		fp = hugeFingerprint(it.Key)
+	}
+	x, m := fpParts(fp, r.fpBase)
+	return append(args, "f", strconv.FormatUint(x, 10), strconv.FormatInt(m, 10), e)
+}
+
+// pendingEntry is the compact form of an item in the pending list: the bare
+// key when depth and attempts are 0 (and its first byte cannot be taken for
+// a tag), else "\x03depth:attempts:key".
+func pendingEntry(key string, depth, attempts int) string {
+	if depth == 0 && attempts == 0 && key[0] > 4 {
+		return key
+	}
+	return "\x03" + strconv.Itoa(depth) + ":" + strconv.Itoa(attempts) + ":" + key
+}
+
+// hugeFingerprint is the fingerprint of a numeric ID >= 2^40: SHA-1 of its
+// decimal string, the first two 64-bit big-endian words.
+func hugeFingerprint(key string) Fingerprint {
+	h := sha1.Sum([]byte(key))
+	return Fingerprint{Hi: binary.BigEndian.Uint64(h[0:8]), Lo: binary.BigEndian.Uint64(h[8:16])}
+}
+
+// fpParts splits a fingerprint into what the scripts store: x, the low 40
+// bits of Hi, which pick the bucket, and the member, 64 bits of Lo:Hi from
+// bit base on (see keys.go).
+func fpParts(fp Fingerprint, base uint) (x uint64, member int64) {
+	return fp.Hi & (1<<40 - 1), int64(fp.Hi>>base | fp.Lo<<(64-base))
+}

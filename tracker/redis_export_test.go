@@ -1,0 +1,5 @@
+package tracker
+
+// SmallFingerprintTable makes a new crawl start with 16 fingerprint buckets
+// that split after 4 members each, so tests exercise bucket splits.
+func SmallFingerprintTable(cfg *RedisConfig) { cfg.fpBase, cfg.fpLoad = 4, 4 }

@@ -1,0 +1,295 @@
+package tracker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strconv"
+	"time"
+)
+
+// Batch sizes of one script call: each call stays short, so Redis is never
+// blocked for long, whatever the caller's batch.
+const (
+	addChunk     = 1000 // items per add call
+	argsChunk    = 8000 // ARGV values per complete call (a completion is never split)
+	requeueChunk = 1000 // items moved per requeue call
+	scanBudget   = 4096 // range IDs looked at per checkout call
+	maxCalls     = 1024 // checkout calls per Checkout (each skips up to scanBudget seen runs)
+)
+
+// Add adds items not seen before and returns how many were new. A batch with
+// an invalid item is refused whole.
+func (r *Redis) Add(ctx context.Context, items []Item) (int, error) {
+	if r.closed.Load() {
+		return 0, ErrClosed
+	}
+	if err := validateItems(items); err != nil {
+		return 0, err
+	}
+	total := 0
+	for len(items) > 0 {
+		chunk := items[:min(addChunk, len(items))]
+		items = items[len(chunk):]
+		args := make([]any, 0, 4*len(chunk))
+		for _, it := range chunk {
+			args = r.appendItem(args, it)
+		}
+		res, err := r.run(ctx, "add", r.scripts.add, r.keys.fixed, args...)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.(int64)
+		total += int(n)
+	}
+	return total, nil
+}
+
+// AddRange adds the IDs of rg as one entry (two when it straddles 2^40,
+// where dedup switches from the bitmap to fingerprints): O(1).
+func (r *Redis) AddRange(ctx context.Context, rg Range) error {
+	if rg.Lo > rg.Hi {
+		return fmt.Errorf("%w: range %d-%d: low end above high end", ErrInvalidItem, rg.Lo, rg.Hi)
+	}
+	if rg.Hi-rg.Lo >= 1<<62 {
+		return fmt.Errorf("%w: range %d-%d: more than 2^62 IDs", ErrInvalidItem, rg.Lo, rg.Hi)
+	}
+	parts := []struct {
+		tag    byte
+		lo, hi uint64
+	}{}
+	if rg.Lo < hugeID {
+		parts = append(parts, struct {
+			tag    byte
+			lo, hi uint64
+		}{2, rg.Lo, min(rg.Hi, hugeID-1)})
+	}
+	if rg.Hi >= hugeID {
+		parts = append(parts, struct {
+			tag    byte
+			lo, hi uint64
+		}{4, max(rg.Lo, hugeID), rg.Hi})
+	}
+	for _, p := range parts {
+		e := string(rune(p.tag)) + strconv.FormatUint(p.lo, 10) + ":" + strconv.FormatUint(p.hi, 10)
+		n := strconv.FormatUint(p.hi-p.lo+1, 10)
+		if _, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, e, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Checkout leases up to n pending items to worker for ttl.
+func (r *Redis) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	if n <= 0 {
+		return nil, nil
+	}
+	if ttl < time.Millisecond {
+		return nil, fmt.Errorf("tracker: checkout: lease ttl %v, want at least 1ms", ttl)
+	}
+	var out []Lease
+	for call := 0; call < maxCalls && len(out) < n; call++ {
+		nonce := make([]byte, 8)
+		_, _ = rand.Read(nonce) // never fails
+		now := r.opts.Clock.Now()
+		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.withWorker(worker),
+			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget)
+		if err != nil {
+			return out, err
+		}
+		v, _ := res.([]any)
+		if len(v) == 0 || (len(v)-1)%4 != 0 {
+			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
+		}
+		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
+		for i := 1; i+3 < len(v); i += 4 {
+			token, _ := v[i].(string)
+			key, _ := v[i+1].(string)
+			depth, _ := v[i+2].(int64)
+			attempts, _ := v[i+3].(int64)
+			out = append(out, Lease{
+				Item:   Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
+				Worker: worker, Token: LeaseToken(token), Deadline: deadline,
+			})
+		}
+		if more, _ := v[0].(int64); more == 0 {
+			break
+		}
+	}
+	return out, nil
+}
+
+// Extend pushes the deadline of held leases to now+ttl.
+func (r *Redis) Extend(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error) {
+	if r.closed.Load() {
+		return nil, ErrClosed
+	}
+	if len(leases) == 0 {
+		return nil, nil
+	}
+	now := r.opts.Clock.Now()
+	args := []any{ttl.Milliseconds()}
+	for _, l := range leases {
+		args = append(args, string(l.Token), l.Key)
+	}
+	res, err := r.runAt(ctx, now, "extend", r.scripts.extend, r.keys.fixed, args...)
+	if err != nil {
+		return nil, err
+	}
+	flags, _ := res.([]any)
+	var out []Lease
+	var lost []string
+	deadline := msTime(ceilMS(now) + ttl.Milliseconds())
+	for i, l := range leases {
+		if i < len(flags) && flags[i] == int64(1) {
+			l.Deadline = deadline
+			out = append(out, l)
+		} else {
+			lost = append(lost, l.Key)
+		}
+	}
+	return out, lostErr(lost)
+}
+
+// Complete marks held leases done and adds what was discovered in them,
+// atomically per completion.
+func (r *Redis) Complete(ctx context.Context, cs []Completion) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	for _, c := range cs {
+		if err := validateItems(c.Discovered); err != nil {
+			return err
+		}
+	}
+	var lost []string
+	var args []any
+	send := func() error {
+		if len(args) == 0 {
+			return nil
+		}
+		res, err := r.run(ctx, "complete", r.scripts.complete, r.keys.fixed, args...)
+		args = args[:0]
+		lost = appendStrings(lost, res)
+		return err
+	}
+	for _, c := range cs {
+		if len(args) > 0 && len(args)+3+4*len(c.Discovered) > argsChunk {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+		args = append(args, string(c.Lease.Token), c.Lease.Key, len(c.Discovered))
+		for _, it := range c.Discovered {
+			args = r.appendItem(args, it)
+		}
+	}
+	if err := send(); err != nil {
+		return err
+	}
+	return lostErr(lost)
+}
+
+// Fail records failures: retryable ones are delayed by the backoff (at least
+// their RetryAfter), final ones and those out of attempts go to failed.
+func (r *Redis) Fail(ctx context.Context, fs []Failure) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if len(fs) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 5*len(fs))
+	for _, f := range fs {
+		final := "0"
+		if f.Final {
+			final = "1"
+		}
+		delay := r.opts.Backoff(f.Lease.Attempts, f.RetryAfter)
+		args = append(args, string(f.Lease.Token), f.Lease.Key, final, delay.Milliseconds(), f.Reason)
+	}
+	res, err := r.run(ctx, "fail", r.scripts.fail, r.keys.fixed, args...)
+	if err != nil {
+		return err
+	}
+	return lostErr(appendStrings(nil, res))
+}
+
+// Release hands held leases back to pending at once, giving the attempt back.
+func (r *Redis) Release(ctx context.Context, leases []Lease) error {
+	if r.closed.Load() {
+		return ErrClosed
+	}
+	if len(leases) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 2*len(leases))
+	for _, l := range leases {
+		args = append(args, string(l.Token), l.Key)
+	}
+	res, err := r.run(ctx, "release", r.scripts.release, r.keys.fixed, args...)
+	if err != nil {
+		return err
+	}
+	return lostErr(appendStrings(nil, res))
+}
+
+// Requeue moves expired leases and due delayed items (default), one worker's
+// leases, or the dead letters back to pending, requeueChunk per script call.
+func (r *Redis) Requeue(ctx context.Context, opt RequeueOptions) (int, error) {
+	mode, keys := "expired", r.keys.fixed
+	switch {
+	case opt.Failed:
+		mode = "failed"
+	case opt.Worker != "":
+		mode, keys = "worker", r.keys.withWorker(opt.Worker)
+	}
+	total := 0
+	for opt.Limit <= 0 || total < opt.Limit {
+		limit := requeueChunk
+		if opt.Limit > 0 {
+			limit = min(limit, opt.Limit-total)
+		}
+		res, err := r.run(ctx, "requeue", r.scripts.requeue, keys, mode, limit)
+		if err != nil {
+			return total, err
+		}
+		n, _ := res.(int64)
+		total += int(n)
+		if int(n) < limit {
+			break
+		}
+	}
+	return total, nil
+}
+
+func validateItems(items []Item) error {
+	for _, it := range items {
+		switch {
+		case it.Key == "":
+			return fmt.Errorf("%w: empty key", ErrInvalidItem)
+		case len(it.Key) > MaxKeyLen:
+			return fmt.Errorf("%w: key of %d bytes, more than %d", ErrInvalidItem, len(it.Key), MaxKeyLen)
+		case it.Depth < 0:
+			return fmt.Errorf("%w: %q has negative depth %d", ErrInvalidItem, it.Key, it.Depth)
+		}
+	}
+	return nil
+}
+
+func appendStrings(dst []string, res any) []string {
+	v, _ := res.([]any)
+	for _, x := range v {
+		if s, ok := x.(string); ok {
+			dst = append(dst, s)
+		}
+	}
+	return dst
+}
+
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
