@@ -1,0 +1,291 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// robotsServer serves robots (status and body) and counts its fetches; every
+// other path answers 200 and counts hits.
+type robotsServer struct {
+	*httptest.Server
+	robotsHits, pageHits atomic.Int32
+}
+
+func newRobotsServer(t *testing.T, status int, robots string) *robotsServer {
+	s := &robotsServer{}
+	s.Server = newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			s.robotsHits.Add(1)
+			w.WriteHeader(status)
+			io.WriteString(w, robots)
+			return
+		}
+		s.pageHits.Add(1)
+		io.WriteString(w, "page")
+	}))
+	return s
+}
+
+func TestRobots(t *testing.T) {
+	tests := []struct {
+		name    string
+		status  int
+		robots  string
+		ua      string
+		path    string
+		reason  string // "" = fetched
+		final   bool
+		pageHit bool
+	}{
+		{name: "allowed", status: 200, robots: "User-agent: *\nDisallow: /private\n", path: "/public", pageHit: true},
+		{name: "disallowed", status: 200, robots: "User-agent: *\nDisallow: /private\n", path: "/private/x", reason: "robots disallowed", final: true},
+		{name: "disallowed query", status: 200, robots: "User-agent: *\nDisallow: /*?session=\n", path: "/a?session=1", reason: "robots disallowed", final: true},
+		{name: "our agent's group", status: 200, robots: "User-agent: *\nAllow: /\n\nUser-agent: distscrape\nDisallow: /\n", path: "/x", reason: "robots disallowed", final: true},
+		{name: "other agent's group", status: 200, robots: "User-agent: otherbot\nDisallow: /\n", ua: "distscrape/1 (+https://example.org/bot)", path: "/x", pageHit: true},
+		{name: "404 allows all", status: 404, robots: "", path: "/anything", pageHit: true},
+		{name: "403 allows all", status: 403, robots: "", path: "/anything", pageHit: true},
+		{name: "500 disallows for now", status: 500, robots: "", path: "/anything", reason: "robots unavailable"},
+		{name: "503 disallows for now", status: 503, robots: "", path: "/anything", reason: "robots unavailable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := newRobotsServer(t, tt.status, tt.robots)
+			cfg := DefaultConfig()
+			cfg.UserAgent = tt.ua
+			c := newClient(t, cfg)
+			for i := 0; i < 3; i++ { // robots.txt is fetched once for all three
+				_, err := get(t, c, srv.URL+tt.path)
+				if tt.reason == "" {
+					if err != nil {
+						t.Fatalf("Fetch: %v", err)
+					}
+					continue
+				}
+				o := outcome(t, err)
+				if o.Reason() != tt.reason || o.Final() != tt.final {
+					t.Fatalf("err %v: reason %q final %v; want %q %v", err, o.Reason(), o.Final(), tt.reason, tt.final)
+				}
+				if !tt.final && o.RetryAfter() <= 0 {
+					t.Errorf("RetryAfter %v, want > 0 while robots.txt is unavailable", o.RetryAfter())
+				}
+			}
+			if n := srv.robotsHits.Load(); n != 1 {
+				t.Errorf("robots.txt fetched %d times, want 1", n)
+			}
+			if got := srv.pageHits.Load() > 0; got != tt.pageHit {
+				t.Errorf("page fetched = %v, want %v", got, tt.pageHit)
+			}
+		})
+	}
+}
+
+func TestRobotsDisabled(t *testing.T) {
+	srv := newRobotsServer(t, 200, "User-agent: *\nDisallow: /\n")
+	c := newClient(t, Config{Robots: false})
+	if _, err := get(t, c, srv.URL+"/x"); err != nil {
+		t.Fatalf("Fetch with robots off: %v", err)
+	}
+	if srv.robotsHits.Load() != 0 {
+		t.Errorf("robots.txt fetched with robots off")
+	}
+}
+
+// stamps records when requests reach a server and how many are in flight.
+type stamps struct {
+	mu       sync.Mutex
+	at       []time.Time
+	inflight int
+	maxIn    int
+}
+
+func (s *stamps) handler(hold time.Duration) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/robots.txt" {
+			io.WriteString(w, "User-agent: *\nCrawl-delay: 0.2\n")
+			return
+		}
+		s.mu.Lock()
+		s.at = append(s.at, time.Now())
+		s.inflight++
+		s.maxIn = max(s.maxIn, s.inflight)
+		s.mu.Unlock()
+		time.Sleep(hold) // the server is slow; requests pile up at the client
+		s.mu.Lock()
+		s.inflight--
+		s.mu.Unlock()
+		io.WriteString(w, "ok")
+	}
+}
+
+// span is the time between the first and the last request.
+func (s *stamps) span() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	sort.Slice(s.at, func(i, j int) bool { return s.at[i].Before(s.at[j]) })
+	return s.at[len(s.at)-1].Sub(s.at[0])
+}
+
+func fetchAll(t *testing.T, c *Client, urls []string) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, len(urls))
+	for _, u := range urls {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ctx, cancel := context.WithTimeout(context.Background(), testBound)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+			if _, err := c.Fetch(ctx, req); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("Fetch: %v", err)
+	}
+}
+
+func repeat(u string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = u
+	}
+	return out
+}
+
+func TestPerHostConcurrency(t *testing.T) {
+	var s stamps
+	srv := newServer(t, s.handler(30*time.Millisecond))
+	c := newClient(t, Config{Concurrency: 16, PerHostConcurrency: 3})
+	fetchAll(t, c, repeat(srv.URL+"/p", 24))
+	if s.maxIn > 3 || s.maxIn < 2 {
+		t.Fatalf("max in flight on the host = %d, want 2..3", s.maxIn)
+	}
+}
+
+func TestGlobalConcurrency(t *testing.T) {
+	// Two hosts, counted together: Concurrency bounds the sum.
+	var in, maxIn atomic.Int32
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := in.Add(1)
+		for m := maxIn.Load(); n > m && !maxIn.CompareAndSwap(m, n); m = maxIn.Load() {
+		}
+		time.Sleep(30 * time.Millisecond) // a slow server
+		in.Add(-1)
+	})
+	a, b := newServer(t, h), newServer(t, h)
+	c := newClient(t, Config{Concurrency: 3, PerHostConcurrency: 3})
+	fetchAll(t, c, append(repeat(a.URL+"/p", 12), repeat(b.URL+"/p", 12)...))
+	if m := maxIn.Load(); m > 3 || m < 2 {
+		t.Fatalf("max in flight overall = %d, want 2..3", m)
+	}
+}
+
+func TestPerHostRate(t *testing.T) {
+	var s stamps
+	srv := newServer(t, s.handler(0))
+	n, rate := 8, 20.0 // one request per 50ms
+	c := newClient(t, Config{PerHostRate: rate, PerHostConcurrency: 8})
+	start := time.Now()
+	fetchAll(t, c, repeat(srv.URL+"/p", n))
+	// A token bucket of burst 1 spaces n requests by (n-1)/rate at least;
+	// allow 25% for clock and scheduling jitter. No upper bound but the
+	// generous test bound: a loaded machine may be slow.
+	want := time.Duration(float64(n-1) / rate * 0.75 * float64(time.Second))
+	if got := s.span(); got < want {
+		t.Fatalf("%d requests spread over %v, want >= %v", n, got, want)
+	}
+	if took := time.Since(start); took > testBound {
+		t.Fatalf("took %v", took)
+	}
+}
+
+func TestRobotsCrawlDelay(t *testing.T) {
+	var s stamps
+	srv := newServer(t, s.handler(0))
+	c := newClient(t, DefaultConfig()) // no per-host rate: robots' Crawl-delay 0.2 applies
+	n := 4
+	fetchAll(t, c, repeat(srv.URL+"/p", n))
+	want := time.Duration(float64(n-1) * 0.2 * 0.75 * float64(time.Second))
+	if got := s.span(); got < want {
+		t.Fatalf("%d requests spread over %v, want >= %v (crawl-delay 0.2s)", n, got, want)
+	}
+}
+
+func TestProxyUsed(t *testing.T) {
+	target := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, "from target "+r.URL.Path)
+	}))
+	var proxied atomic.Int32
+	// A real forward proxy: absolute-form request in, request to the origin out.
+	proxy := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !r.URL.IsAbs() {
+			http.Error(w, "not a proxy request", http.StatusBadRequest)
+			return
+		}
+		proxied.Add(1)
+		out, _ := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
+		resp, err := http.DefaultTransport.RoundTrip(out)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		defer resp.Body.Close()
+		w.WriteHeader(resp.StatusCode)
+		io.Copy(w, resp.Body)
+	}))
+	c := newClient(t, Config{Proxies: []string{proxy.URL}})
+	resp, err := get(t, c, target.URL+"/via")
+	if err != nil {
+		t.Fatalf("Fetch via proxy: %v", err)
+	}
+	if string(resp.Body) != "from target /via" || proxied.Load() != 1 {
+		t.Fatalf("body %q, proxied %d times", resp.Body, proxied.Load())
+	}
+}
+
+func TestHeadersAndUserAgent(t *testing.T) {
+	var got http.Header
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() }))
+	c := newClient(t, Config{UserAgent: "testbot/2", Headers: map[string]string{"x-extra": "1", "Accept-Language": "fr"}})
+	req, _ := http.NewRequest(http.MethodGet, srv.URL, nil)
+	req.Header.Set("Accept-Language", "de") // the request's own header wins
+	if _, err := c.Fetch(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	if got.Get("User-Agent") != "testbot/2" || got.Get("X-Extra") != "1" || got.Get("Accept-Language") != "de" {
+		t.Fatalf("headers sent: %v", got)
+	}
+	if !strings.Contains(got.Get("Accept-Encoding"), "gzip") {
+		t.Fatalf("Accept-Encoding %q", got.Get("Accept-Encoding"))
+	}
+	if len(req.Header) != 1 {
+		t.Fatalf("caller's request was modified: %v", req.Header)
+	}
+}
+
+func TestClosed(t *testing.T) {
+	c, err := New(Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
+	if _, err := c.Fetch(context.Background(), req); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Fetch after Close: %v", err)
+	}
+}
