@@ -42,7 +42,7 @@ func compressionOf(path string) (compression, error) {
 // to its end.
 type member interface {
 	io.Writer
-	Close() error         // ends the member
+	Close() error          // ends the member
 	Reset(io.Writer) error // starts a new member on w
 }
 
