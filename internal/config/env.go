@@ -2,6 +2,7 @@ package config
 
 import (
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -84,4 +85,34 @@ func fieldByPath(v reflect.Value, path string) reflect.Value {
 		v = v.Field(fieldsOf(v.Type())[name])
 	}
 	return v
+}
+
+// UnknownEnv lists the DISTSCRAPE_* variables in environ ("NAME=value", as
+// os.Environ returns) that override no key, each with a did-you-mean when
+// one is close, so the CLI can warn about a typo instead of silently
+// ignoring it. Variables the CLI itself reads are passed in known.
+func UnknownEnv(environ []string, known ...string) []string {
+	vars := map[string]bool{}
+	for _, kv := range EnvVars() {
+		vars[kv[0]] = true
+	}
+	var out []string
+	for _, e := range environ {
+		name, _, _ := strings.Cut(e, "=")
+		if !strings.HasPrefix(name, EnvPrefix) || vars[name] || slices.Contains(known, name) {
+			continue
+		}
+		msg, best, bestD := name, "", 1<<30
+		for v := range vars {
+			if d := distance(name, v); d < bestD {
+				best, bestD = v, d
+			}
+		}
+		if bestD <= 2 {
+			msg += " (did you mean " + best + "?)"
+		}
+		out = append(out, msg)
+	}
+	sort.Strings(out)
+	return out
 }

@@ -144,9 +144,15 @@ func (p *problems) addYAML(err error) {
 // maxMergeDepth bounds YAML merge keys (<<), which may refer to themselves.
 const maxMergeDepth = 8
 
+// maxMergedPairs bounds the key/value pairs merge keys may produce, so
+// nested merges of merges cannot blow up like a billion-laughs document.
+const maxMergedPairs = 100000
+
 type decoder struct {
-	p   *problems
-	env lookupFunc
+	p        *problems
+	env      lookupFunc
+	merged   int  // pairs produced by merge keys so far
+	overflow bool // merges went past a limit; stop expanding them
 }
 
 func join(path, key string) string {
@@ -205,17 +211,21 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 }
 
 // pairs lists a mapping's key/value pairs with merge keys (<<) expanded
-// first, so explicit keys override merged ones.
-func (d *decoder) pairs(n *yaml.Node, path string, depth int) (merged, own [][2]*yaml.Node) {
+// first, so explicit keys override merged ones. mdepth counts nested merges.
+func (d *decoder) pairs(n *yaml.Node, path string, mdepth int) (merged, own [][2]*yaml.Node) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode || k.Tag != "!!merge" {
 			own = append(own, [2]*yaml.Node{k, val})
 			continue
 		}
-		if depth >= maxMergeDepth {
-			d.p.addAt(path, k.Line, "merge keys (<<) nested too deeply")
-			continue
+		if d.overflow {
+			return nil, own
+		}
+		if mdepth >= maxMergeDepth {
+			d.p.addAt(path, k.Line, "merge keys (<<) nested more than %d deep", maxMergeDepth)
+			d.overflow = true
+			return nil, own
 		}
 		srcs := []*yaml.Node{val}
 		if r := resolve(val); r.Kind == yaml.SequenceNode {
@@ -227,7 +237,15 @@ func (d *decoder) pairs(n *yaml.Node, path string, depth int) (merged, own [][2]
 				d.p.addAt(path, k.Line, "merge key (<<) must refer to a mapping")
 				continue
 			}
-			m, o := d.pairs(src, path, depth+1)
+			m, o := d.pairs(src, path, mdepth+1)
+			if d.overflow {
+				return nil, own
+			}
+			if d.merged += len(m) + len(o); d.merged > maxMergedPairs {
+				d.p.addAt(path, k.Line, "merge keys (<<) expand to more than %d keys", maxMergedPairs)
+				d.overflow = true
+				return nil, own
+			}
 			merged = append(append(merged, m...), o...)
 		}
 	}
@@ -247,7 +265,7 @@ func (d *decoder) structFrom(n *yaml.Node, v reflect.Value, path string, depth i
 		return
 	}
 	fields := fieldsOf(v.Type())
-	merged, own := d.pairs(n, path, depth)
+	merged, own := d.pairs(n, path, 0)
 	seen := map[string]bool{}
 	for i, kv := range append(merged, own...) {
 		k, val := kv[0], kv[1]
@@ -280,7 +298,7 @@ func (d *decoder) mapFrom(n *yaml.Node, v reflect.Value, path string, depth int)
 		return
 	}
 	m := reflect.MakeMap(v.Type())
-	merged, own := d.pairs(n, path, depth)
+	merged, own := d.pairs(n, path, 0)
 	for _, kv := range append(merged, own...) {
 		k, val := kv[0], kv[1]
 		if k.Kind != yaml.ScalarNode {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -246,5 +247,41 @@ func TestLoad(t *testing.T) {
 	_, err = Load(filepath.Join(dir, "missing.yaml"))
 	if !errors.Is(err, ErrInvalid) || !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("missing file: %v", err)
+	}
+}
+
+func TestUnknownEnv(t *testing.T) {
+	t.Parallel()
+	got := UnknownEnv([]string{"PATH=/bin", "DISTSCRAPE_CONFIG=c.yaml", "DISTSCRAPE_FETCH_CONCURENCY=3",
+		"DISTSCRAPE_TRACKER_URL=redis://h", "DISTSCRAPE_ZZZ=1"}, "DISTSCRAPE_CONFIG")
+	want := []string{"DISTSCRAPE_FETCH_CONCURENCY (did you mean DISTSCRAPE_FETCH_CONCURRENCY?)", "DISTSCRAPE_ZZZ"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("UnknownEnv = %q, want %q", got, want)
+	}
+}
+
+// TestMergeBomb: merges of merges cannot expand without bound.
+func TestMergeBomb(t *testing.T) {
+	t.Parallel()
+	var b strings.Builder
+	b.WriteString("crawl: x\nm0: &m0 {concurrency: 1, timeout: 1s}\n")
+	for i := 1; i <= 7; i++ {
+		fmt.Fprintf(&b, "m%d: &m%d {<<: [", i, i)
+		for j := 0; j < 10; j++ {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			fmt.Fprintf(&b, "*m%d", i-1)
+		}
+		b.WriteString("]}\n")
+	}
+	b.WriteString("fetch: {<<: *m7}\n")
+	start := time.Now()
+	_, err := parse([]byte(b.String()), "bomb.yaml", envOf(nil))
+	if err == nil || !strings.Contains(err.Error(), "expand to more than") {
+		t.Fatalf("got %v", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("took %v", d)
 	}
 }

@@ -176,16 +176,21 @@ func (s *Site) Requests(path string) int64 {
 // Total returns the number of requests served, of every path.
 func (s *Site) Total() int64 { return s.log.total.Load() }
 
-// Duplicates returns the fetches of pages and items beyond the first of
-// each: what a crawl wasted on work it had already done (robots.txt and
-// unknown paths are not counted).
+// Duplicates returns the fetches beyond the first of each page that answers
+// 200 and of each item: what a crawl wasted on work it had already done.
+// Repeated fetches of the 404 and 500 pages are expected retries, not
+// duplicates (Requests counts them); robots.txt and unknown paths are not
+// counted either.
 func (s *Site) Duplicates() int64 {
 	var d int64
-	for _, cs := range [][]atomic.Int64{s.log.pages, s.log.items} {
-		for i := range cs {
-			if n := cs[i].Load(); n > 1 {
-				d += n - 1
-			}
+	for i := range s.log.pages {
+		if n := s.log.pages[i].Load(); n > 1 && s.status[i] == statusOK {
+			d += n - 1
+		}
+	}
+	for i := range s.log.items {
+		if n := s.log.items[i].Load(); n > 1 {
+			d += n - 1
 		}
 	}
 	return d

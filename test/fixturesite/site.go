@@ -210,6 +210,34 @@ func (s *Site) Pages() []string {
 	return out
 }
 
+// PagesWithin lists the URLs a crawl from "/" with scope.max_depth = depth
+// must save: the pages answering 200 whose shortest link distance from "/"
+// is at most depth ("/" is depth 0).
+func (s *Site) PagesWithin(depth int) []string {
+	base := s.URL()
+	dist := make([]int, len(s.links))
+	for i := range dist {
+		dist[i] = -1
+	}
+	dist[0] = 0
+	for queue := []int{0}; len(queue) > 0; queue = queue[1:] {
+		i := queue[0]
+		for _, j := range s.links[i] {
+			if dist[j] < 0 {
+				dist[j] = dist[i] + 1
+				queue = append(queue, j)
+			}
+		}
+	}
+	var out []string
+	for i, d := range dist {
+		if d >= 0 && d <= depth && s.status[i] == statusOK {
+			out = append(out, base+PagePath(i))
+		}
+	}
+	return out
+}
+
 // FailingPages lists the absolute URLs of the pages that always answer 404
 // and those that always answer 500.
 func (s *Site) FailingPages() (notFound, broken []string) {

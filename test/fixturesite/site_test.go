@@ -144,6 +144,44 @@ func TestReachability(t *testing.T) {
 	}
 }
 
+// TestPagesWithin: a crawl limited to depth 2 saves exactly PagesWithin(2).
+func TestPagesWithin(t *testing.T) {
+	t.Parallel()
+	s, base := start(t, fixturesite.Options{Pages: 400, NotFound: 10})
+	root := base + "/"
+	depth := map[string]int{root: 0}
+	var saved []string
+	for queue := []string{root}; len(queue) > 0; queue = queue[1:] {
+		u := queue[0]
+		status, body := get(t, u)
+		if status != 200 {
+			continue
+		}
+		saved = append(saved, u)
+		if depth[u] == 2 {
+			continue
+		}
+		ref, _ := url.Parse(u)
+		for _, m := range hrefRE.FindAllStringSubmatch(string(body), -1) {
+			l, _ := ref.Parse(m[1])
+			l.Fragment = ""
+			if _, seen := depth[l.String()]; !seen && l.Host == ref.Host && l.Scheme == "http" {
+				depth[l.String()] = depth[u] + 1
+				queue = append(queue, l.String())
+			}
+		}
+	}
+	if got, want := sorted(saved), sorted(s.PagesWithin(2)); !slices.Equal(got, want) {
+		t.Fatalf("depth-2 crawl saved %d pages, PagesWithin(2) has %d", len(got), len(want))
+	}
+	if n := len(s.PagesWithin(0)); n != 1 {
+		t.Errorf("PagesWithin(0) has %d pages", n)
+	}
+	if n := len(s.PagesWithin(1 << 20)); n != len(s.Pages()) {
+		t.Errorf("PagesWithin(all) has %d pages, Pages %d", n, len(s.Pages()))
+	}
+}
+
 // TestPageShape: pages are about PageSize bytes, with Links links to pages
 // plus the links a crawler must not follow.
 func TestPageShape(t *testing.T) {
@@ -251,7 +289,8 @@ func TestDeterminism(t *testing.T) {
 // requests.
 func TestRequestLog(t *testing.T) {
 	t.Parallel()
-	s, base := start(t, fixturesite.Options{Pages: 10})
+	s, base := start(t, fixturesite.Options{Pages: 10, Broken: 1})
+	_, broken := s.FailingPages()
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
 		wg.Add(1)
@@ -274,6 +313,8 @@ func TestRequestLog(t *testing.T) {
 	get(t, base+"/item/4")
 	get(t, base+"/nope?q=1")
 	get(t, base+"/robots.txt")
+	get(t, broken[0])
+	get(t, broken[0])
 	checks := []struct {
 		name      string
 		got, want int64
@@ -285,8 +326,9 @@ func TestRequestLog(t *testing.T) {
 		{"unknown", s.Requests("/nope"), 1},
 		{"robots", s.Requests("/robots.txt"), 1},
 		{"never", s.Requests("/page/2.html"), 0},
-		{"total", s.Total(), 45},
-		{"duplicates", s.Duplicates(), 39 + 1},
+		{"broken page", s.Requests(broken[0]), 2},
+		{"total", s.Total(), 47},
+		{"duplicates (not the broken page's retries)", s.Duplicates(), 39 + 1},
 	}
 	for _, c := range checks {
 		if c.got != c.want {
@@ -296,7 +338,7 @@ func TestRequestLog(t *testing.T) {
 	if u := s.Unexpected(); !slices.Equal(u, []string{"/nope"}) {
 		t.Errorf("Unexpected = %v", u)
 	}
-	if c := s.Counts(); len(c) != 5 || c["/page/3.html"] != 40 {
+	if c := s.Counts(); len(c) != 6 || c["/page/3.html"] != 40 {
 		t.Errorf("Counts = %v", c)
 	}
 	s.ResetLog()
