@@ -1,0 +1,234 @@
+package saver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/klauspost/compress/zstd"
+	"github.com/redis/go-redis/v9"
+)
+
+// RedisConfig configures the Redis saver.
+type RedisConfig struct {
+	URL string // redis:// or rediss:// with ACL user, password, database; may differ from the tracker's
+	// Key is the key template; default "{crawl}:page:{id}". Values are made
+	// safe for Redis (no spaces, controls or braces); "{{" and "}}" are
+	// literal braces, to give keys a Redis Cluster hash tag.
+	Key      string
+	TTL      time.Duration // keys expire after TTL; 0 = never
+	Compress bool          // store the body zstd-compressed (field enc = "zstd")
+	Crawl    string
+	Worker   string
+}
+
+// Hash fields of a saved page.
+const (
+	RedisFieldBody        = "body"
+	RedisFieldKey         = "key"
+	RedisFieldURL         = "url"
+	RedisFieldStatus      = "status"
+	RedisFieldContentType = "ctype"
+	RedisFieldFetched     = "fetched" // RFC 3339, nanoseconds
+	RedisFieldEncoding    = "enc"     // "identity" or "zstd"
+)
+
+const (
+	redisBatchPages = 256     // pages per pipeline sent before a Flush
+	redisBatchBytes = 8 << 20 // bytes per pipeline sent before a Flush
+	redisMaxPending = 64 << 20
+)
+
+// Redis stores each page as a hash (body and metadata) under its key
+// template. Saves are queued and sent in pipelines; Flush sends what is
+// queued and returns once Redis has acknowledged every write. What
+// "durable" then means is the Redis server's: with appendonly yes and
+// appendfsync always, acknowledged writes survive a crash of Redis; with
+// everysec, up to a second may be lost. Saving an item again overwrites
+// its hash (one copy).
+type Redis struct {
+	c      *redis.Client
+	tmpl   *nameTemplate
+	ttl    time.Duration
+	enc    *zstd.Encoder
+	crawl  string
+	worker string
+
+	mu      sync.Mutex
+	pending []redisWrite
+	bytes   int
+	closed  bool
+
+	sendMu sync.Mutex // one pipeline at a time, so a Flush waits for earlier sends
+}
+
+type redisWrite struct {
+	key    string
+	fields []any
+	size   int
+}
+
+// NewRedis connects and pings the server.
+func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
+	opts, err := redis.ParseURL(cfg.URL)
+	if err != nil {
+		// The parse error may quote the URL, password included.
+		return nil, configErr("saver.url", "not a valid redis:// or rediss:// URL (%s)", redactURL(cfg.URL))
+	}
+	key := cfg.Key
+	if key == "" {
+		key = "{crawl}:page:{id}"
+	}
+	tmpl, err := parseTemplate("saver.key", key, Placeholders)
+	if err != nil {
+		return nil, err
+	}
+	tmpl.tgt = targetRedis
+	if cfg.TTL < 0 {
+		return nil, configErr("saver.ttl", "negative TTL %v", cfg.TTL)
+	}
+	r := &Redis{c: redis.NewClient(opts), tmpl: tmpl, ttl: cfg.TTL, crawl: cfg.Crawl, worker: cfg.Worker}
+	if cfg.Compress {
+		if r.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
+			return nil, fmt.Errorf("redis saver: %w", err)
+		}
+	}
+	if err := r.c.Ping(ctx).Err(); err != nil {
+		r.c.Close()
+		return nil, fmt.Errorf("redis saver: cannot reach %s: %w", redactURL(cfg.URL), err)
+	}
+	return r, nil
+}
+
+// redactURL shows a URL without its password; an unparsable one not at all.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// Key returns the Redis key of p.
+func (r *Redis) Key(p *Page) string { return r.tmpl.render(pageVars(p, r.crawl, r.worker)) }
+
+// Save queues p; a full queue is sent at once (back-pressure).
+func (r *Redis) Save(ctx context.Context, p *Page) error {
+	if err := checkPage(p); err != nil {
+		return err
+	}
+	body, enc := bytes.Clone(p.Body), "identity"
+	if r.enc != nil {
+		body, enc = r.enc.EncodeAll(p.Body, nil), "zstd"
+	}
+	if body == nil {
+		body = []byte{}
+	}
+	w := redisWrite{key: r.Key(p), size: len(body) + len(p.Key) + len(p.URL) + 64, fields: []any{
+		RedisFieldBody, body,
+		RedisFieldKey, p.Key,
+		RedisFieldURL, p.URL,
+		RedisFieldStatus, strconv.Itoa(p.Status),
+		RedisFieldContentType, p.ContentType,
+		RedisFieldFetched, p.FetchedAt.Format(time.RFC3339Nano),
+		RedisFieldEncoding, enc,
+	}}
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return ErrClosed
+	}
+	if r.bytes+w.size > redisMaxPending && len(r.pending) > 0 {
+		r.mu.Unlock()
+		return fmt.Errorf("redis saver: save %q: %d bytes wait for Redis, which is failing; not queuing more", p.Key, r.bytes)
+	}
+	r.pending = append(r.pending, w)
+	r.bytes += w.size
+	full := len(r.pending) >= redisBatchPages || r.bytes >= redisBatchBytes
+	r.mu.Unlock()
+	if full {
+		if err := r.send(ctx); err != nil {
+			return fmt.Errorf("redis saver: save %q: %w", p.Key, err)
+		}
+	}
+	return nil
+}
+
+// send pipelines everything queued; on failure it queues it again, in front.
+func (r *Redis) send(ctx context.Context) error {
+	r.sendMu.Lock()
+	defer r.sendMu.Unlock()
+	r.mu.Lock()
+	batch, size := r.pending, r.bytes
+	r.pending, r.bytes = nil, 0
+	r.mu.Unlock()
+	if len(batch) == 0 {
+		return nil
+	}
+	pipe := r.c.Pipeline()
+	for _, w := range batch {
+		pipe.HSet(ctx, w.key, w.fields...)
+		if r.ttl > 0 {
+			pipe.PExpire(ctx, w.key, r.ttl)
+		} else {
+			pipe.Persist(ctx, w.key) // a re-save after the TTL setting was removed
+		}
+	}
+	cmds, err := pipe.Exec(ctx)
+	if err == nil {
+		for _, c := range cmds {
+			if err = c.Err(); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		r.mu.Lock()
+		r.pending = append(batch, r.pending...)
+		r.bytes += size
+		r.mu.Unlock()
+		return fmt.Errorf("write %d pages: %w", len(batch), err)
+	}
+	return nil
+}
+
+// Flush sends every queued page and waits for Redis to acknowledge them.
+func (r *Redis) Flush(ctx context.Context) error {
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	if err := r.send(ctx); err != nil {
+		return fmt.Errorf("redis saver: flush: %w", err)
+	}
+	return nil
+}
+
+// Close flushes and closes the connection.
+func (r *Redis) Close(ctx context.Context) error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return nil
+	}
+	r.closed = true // refuse new pages, then send the queued ones
+	r.mu.Unlock()
+	err := r.send(ctx)
+	if err != nil {
+		err = fmt.Errorf("redis saver: close: %w", err)
+	}
+	if cerr := r.c.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("redis saver: close: %w", cerr)
+	}
+	if r.enc != nil {
+		r.enc.Close()
+	}
+	return err
+}
