@@ -1,6 +1,11 @@
 // Package scraper turns work items into HTTP requests and fetched pages into
-// newly discovered items: the link scraper (site mirroring) and the ID scraper
-// (ID discovery).
+// newly discovered items: the link scraper (site mirroring, NewLink) and the
+// ID scraper (ID discovery, NewID).
+//
+// Regexes from the config use dlclark/regexp2 syntax (Perl/.NET) with a
+// match timeout; an expression that means the same in Go's RE2 syntax runs
+// on Go's linear-time engine instead, and the link scraper's default (href
+// and src attributes) on a hand-written scanner.
 package scraper
 
 import (
@@ -12,8 +17,14 @@ import (
 )
 
 // Scraper maps an item to its request and its response to discoveries.
-// Errors that carry an outcome implement Final() bool (and optionally
-// RetryAfter() time.Duration); the manager treats any other error as
+// Everything fetched successfully is saved, whatever the scraper finds in
+// it; a page that fails validation is an error, and is not saved.
+//
+// Errors that carry an outcome implement fetch.Outcome: Final() bool,
+// RetryAfter() time.Duration and Reason() string. A regex timeout is final
+// ("regex timeout"), a failed validation retryable ("validate status",
+// "validate must_match", "validate must_not_match"), an item that cannot
+// become a request final ("bad item"). The manager treats any other error as
 // retryable.
 type Scraper interface {
 	// Request builds the request that fetches item.

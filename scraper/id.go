@@ -1,0 +1,148 @@
+package scraper
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// IDConfig configures the ID scraper (internal/config's scraper section).
+type IDConfig struct {
+	IDRegex        string        // required: the first capture group, else the whole match, is an ID
+	DownloadURLFmt string        // required: URL with {id}, substituted escaped
+	RegexTimeout   time.Duration // per match; default DefaultRegexTimeout
+	MaxLinks       int           // IDs kept per page; default DefaultMaxLinks
+	ContentTypes   []string      // media types scraped; default DefaultContentTypes
+	Validate       Validate
+	// Hosts limits where downloads may redirect (see LinkConfig.Hosts);
+	// none = any http(s) host, as downloads often redirect to a CDN.
+	Hosts  []string
+	Logger *slog.Logger // default slog.Default()
+}
+
+// ID is the ID scraper (ID discovery): items are IDs; each is fetched from
+// DownloadURLFmt and the IDs found in the download are returned.
+type ID struct {
+	id       *matcher
+	parts    []string // DownloadURLFmt split around {id}
+	inQuery  []bool   // whether the {id} after parts[i] is in the query
+	hosts    hostSet
+	maxLinks int
+	types    contentTypes
+	valid    *validator
+	log      *slog.Logger
+}
+
+var _ Scraper = (*ID)(nil)
+
+// NewID compiles cfg. Errors name the config field.
+func NewID(cfg IDConfig) (*ID, error) {
+	s := &ID{maxLinks: cfg.MaxLinks, types: newContentTypes(cfg.ContentTypes), log: cfg.Logger}
+	if s.maxLinks <= 0 {
+		s.maxLinks = DefaultMaxLinks
+	}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if cfg.IDRegex == "" {
+		return nil, fmt.Errorf("scraper.id_regex: required for the id scraper")
+	}
+	var err error
+	if s.id, err = compileMatcher("scraper.id_regex", cfg.IDRegex, cfg.RegexTimeout); err != nil {
+		return nil, err
+	}
+	if s.valid, err = newValidator(cfg.Validate, cfg.RegexTimeout); err != nil {
+		return nil, err
+	}
+	if s.hosts, err = newHostSet(cfg.Hosts, nil); err != nil {
+		return nil, err
+	}
+	f := cfg.DownloadURLFmt
+	if !strings.Contains(f, "{id}") {
+		return nil, fmt.Errorf("scraper.download_url_fmt: %q has no {id}", f)
+	}
+	s.parts = strings.Split(f, "{id}")
+	q := false
+	for _, p := range s.parts[:len(s.parts)-1] {
+		q = q || strings.ContainsAny(p, "?#")
+		s.inQuery = append(s.inQuery, q)
+	}
+	u, err := url.Parse(s.url("1"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("scraper.download_url_fmt: %q is not an absolute http(s) URL", f)
+	}
+	return s, nil
+}
+
+// url substitutes id into the format: path-escaped in the path (so "a/b"
+// stays one segment), query-escaped in the query.
+func (s *ID) url(id string) string {
+	var b strings.Builder
+	for i, p := range s.parts {
+		b.WriteString(p)
+		if i < len(s.inQuery) {
+			if s.inQuery[i] {
+				b.WriteString(url.QueryEscape(id))
+			} else {
+				b.WriteString(url.PathEscape(id))
+			}
+		}
+	}
+	return b.String()
+}
+
+// Request builds the GET of the item's download URL.
+func (s *ID) Request(ctx context.Context, item tracker.Item) (*http.Request, error) {
+	if item.Key == "" {
+		return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: empty ID", ErrBadItem))
+	}
+	return newGet(ctx, s.url(item.Key))
+}
+
+// InScope reports whether a download may redirect to u.
+func (s *ID) InScope(u *url.URL) bool {
+	return (u.Scheme == "http" || u.Scheme == "https") && s.hosts.match(u)
+}
+
+// Scrape validates resp and returns the new IDs it holds, deduplicated.
+func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
+	if err := s.valid.check(resp); err != nil {
+		return nil, err
+	}
+	if !s.types.match(resp.ContentType) {
+		return nil, nil
+	}
+	seen := make(map[string]struct{}, 16)
+	var items []tracker.Item
+	dropped := 0
+	err := s.id.each(ctx, resp.Body, func(raw []byte) bool {
+		if len(items) >= s.maxLinks {
+			dropped++
+			return true
+		}
+		id := strings.TrimSpace(string(raw))
+		if id == "" || id == item.Key || len(id) > tracker.MaxKeyLen {
+			return true
+		}
+		if _, dup := seen[id]; !dup {
+			seen[id] = struct{}{}
+			items = append(items, tracker.Item{Key: id})
+		}
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if dropped > 0 {
+		s.log.Warn("page has more IDs than max_links; the rest are not followed",
+			"id", item.Key, "max_links", s.maxLinks, "not_followed_at_least", dropped)
+	}
+	return items, nil
+}

@@ -1,0 +1,239 @@
+package scraper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/internal/urlnorm"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// DefaultMaxLinks caps the items discovered in one page.
+const DefaultMaxLinks = 10000
+
+// ErrBadItem is wrapped in the (final) error for an item that cannot become
+// a request.
+var ErrBadItem = errors.New("scraper: bad item")
+
+// LinkConfig configures the link scraper (internal/config's scraper and
+// scraper.scope sections). Zero fields take the defaults noted.
+type LinkConfig struct {
+	LinkRegex    string        // "" = DefaultLinkRegex (href and src attributes)
+	Seeds        []string      // their hosts are the default Hosts
+	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds'; none and no seeds = any host
+	Prefixes     []string      // URL prefixes a link must start with; none = any
+	ExcludeRegex string        // links matching it are not followed
+	MaxDepth     int           // hops from a seed; 0 = unlimited
+	RegexTimeout time.Duration // per match; default DefaultRegexTimeout
+	MaxLinks     int           // discovered items kept per page; default DefaultMaxLinks
+	ContentTypes []string      // media types scraped; default DefaultContentTypes
+	Validate     Validate
+	SortQuery    bool         // normalise URLs with sorted query parameters
+	Logger       *slog.Logger // default slog.Default()
+}
+
+// Link is the link scraper (site mirroring): items are URLs; links found in
+// a page are resolved, normalised, scoped and returned one level deeper.
+type Link struct {
+	link     *matcher // nil: scanAttrs
+	exclude  *matcher
+	hosts    hostSet
+	prefixes []string
+	maxDepth int
+	maxLinks int
+	types    contentTypes
+	valid    *validator
+	norm     urlnorm.Options
+	log      *slog.Logger
+}
+
+var _ Scraper = (*Link)(nil)
+
+// NewLink compiles cfg. Errors name the config field.
+func NewLink(cfg LinkConfig) (*Link, error) {
+	l := &Link{maxDepth: cfg.MaxDepth, maxLinks: cfg.MaxLinks, types: newContentTypes(cfg.ContentTypes),
+		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger}
+	if l.maxLinks <= 0 {
+		l.maxLinks = DefaultMaxLinks
+	}
+	if l.log == nil {
+		l.log = slog.Default()
+	}
+	if cfg.MaxDepth < 0 {
+		return nil, fmt.Errorf("scraper.scope.max_depth: %d is negative", cfg.MaxDepth)
+	}
+	var err error
+	if cfg.LinkRegex != "" {
+		if l.link, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.ExcludeRegex != "" {
+		if l.exclude, err = compileMatcher("scraper.scope.exclude_regex", cfg.ExcludeRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
+	}
+	if l.valid, err = newValidator(cfg.Validate, cfg.RegexTimeout); err != nil {
+		return nil, err
+	}
+	if l.hosts, err = newHostSet(cfg.Hosts, cfg.Seeds); err != nil {
+		return nil, err
+	}
+	for i, p := range cfg.Prefixes {
+		n, err := l.norm.Normalize(p)
+		if err != nil {
+			return nil, fmt.Errorf("scraper.scope.prefixes[%d]: %w", i, err)
+		}
+		if !strings.HasSuffix(p, "/") && strings.HasSuffix(n, "/") && strings.Count(n, "/") == 3 {
+			n = strings.TrimSuffix(n, "/") // "https://a.org" is a prefix of "https://a.org:8080/" too
+		}
+		l.prefixes = append(l.prefixes, n)
+	}
+	return l, nil
+}
+
+// Request builds the GET of the item's URL.
+func (l *Link) Request(ctx context.Context, item tracker.Item) (*http.Request, error) {
+	return newGet(ctx, item.Key)
+}
+
+func newGet(ctx context.Context, raw string) (*http.Request, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
+	if err == nil && req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+		err = fmt.Errorf("scheme %q is not http(s)", req.URL.Scheme)
+	}
+	if err == nil && req.URL.Host == "" {
+		err = errors.New("no host")
+	}
+	if err != nil {
+		return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: %q: %w", ErrBadItem, raw, err))
+	}
+	return req, nil
+}
+
+// InScope reports whether u may be crawled: an http(s) URL on an allowed
+// host, under an allowed prefix, not excluded. The fetcher uses it for
+// redirect hops too. Depth is checked by Scrape.
+func (l *Link) InScope(u *url.URL) bool {
+	if (u.Scheme != "http" && u.Scheme != "https") || !l.hosts.match(u) {
+		return false
+	}
+	if len(l.prefixes) == 0 && l.exclude == nil {
+		return true
+	}
+	return l.inScopeString(u.String())
+}
+
+func (l *Link) inScopeString(s string) bool {
+	if len(l.prefixes) > 0 {
+		ok := false
+		for _, p := range l.prefixes {
+			if strings.HasPrefix(s, p) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	if l.exclude != nil {
+		// A timeout here counts as a match: when in doubt, stay out.
+		if m, err := l.exclude.match([]byte(s)); m || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Scrape validates resp and returns the in-scope links it holds, normalised
+// and deduplicated, at depth item.Depth+1 (none beyond MaxDepth).
+func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
+	if err := l.valid.check(resp); err != nil {
+		return nil, err
+	}
+	depth := item.Depth + 1
+	if l.maxDepth > 0 && depth > l.maxDepth {
+		return nil, nil
+	}
+	if !l.types.match(resp.ContentType) {
+		return nil, nil
+	}
+	base := resp.URL
+	if base == nil {
+		var err error
+		if base, err = url.Parse(item.Key); err != nil {
+			return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: %q: %w", ErrBadItem, item.Key, err))
+		}
+	}
+	self, _ := l.norm.Normalize(base.String())
+	if isHTML(resp.ContentType) {
+		if href := baseHref(resp.Body); href != nil {
+			if b, err := l.norm.Resolve(base, attrValue(href)); err == nil {
+				base = b
+			}
+		}
+	}
+	seen := make(map[string]struct{}, 64)
+	var items []tracker.Item
+	dropped := 0
+	visit := func(raw []byte) bool {
+		if len(items) >= l.maxLinks {
+			dropped++
+			return true
+		}
+		ref := attrValue(raw)
+		if ref == "" || ref[0] == '#' {
+			return true
+		}
+		u, err := l.norm.Resolve(base, ref)
+		if err != nil || !l.hosts.match(u) {
+			return true
+		}
+		s := u.String()
+		if len(s) > tracker.MaxKeyLen || s == self || s == item.Key {
+			return true
+		}
+		if _, dup := seen[s]; dup {
+			return true
+		}
+		seen[s] = struct{}{}
+		if !l.inScopeString(s) {
+			return true
+		}
+		items = append(items, tracker.Item{Key: s, Depth: depth})
+		return true
+	}
+	if l.link == nil {
+		scanAttrs(resp.Body, false, visit)
+	} else if err := l.link.each(ctx, resp.Body, visit); err != nil {
+		return nil, err
+	}
+	if dropped > 0 {
+		l.log.Warn("page has more links than max_links; the rest are not followed",
+			"url", item.Key, "max_links", l.maxLinks, "not_followed_at_least", dropped)
+	}
+	return items, nil
+}
+
+// attrValue turns a raw attribute value into an href: HTML character
+// references decoded (&amp; in query strings).
+func attrValue(raw []byte) string {
+	s := string(raw)
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s)
+	}
+	return s
+}
+
+func isHTML(mediaType string) bool {
+	return mediaType == "text/html" || mediaType == "application/xhtml+xml" || mediaType == ""
+}
