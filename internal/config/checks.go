@@ -12,7 +12,7 @@ import (
 	"unicode"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/dlclark/regexp2"
+	"github.com/distscrape/distscrape/scraper"
 	"github.com/dlclark/regexp2/syntax"
 )
 
@@ -49,19 +49,25 @@ func checkRegex(p *problems, path, pattern string) {
 	}
 }
 
+// compileRegex compiles with the scraper's own helper, so what validates
+// here is exactly what runs.
 func compileRegex(pattern string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("cannot compile: %v", r)
 		}
 	}()
-	_, err = regexp2.Compile(pattern, regexp2.None)
+	_, err = scraper.CompileRegex("", pattern, 0)
 	var se *syntax.Error
 	if errors.As(err, &se) {
 		if len(se.Args) > 0 {
 			return fmt.Errorf(se.Code.String(), se.Args...)
 		}
 		return errors.New(se.Code.String())
+	}
+	var re *scraper.RegexError
+	if errors.As(err, &re) {
+		return re.Err
 	}
 	return err
 }
