@@ -111,7 +111,12 @@ func decode(data []byte, name string, env lookupFunc) (*Config, *problems) {
 	cfg := &Config{}
 	d := &decoder{p: p, env: env}
 	if len(doc.Content) == 1 {
-		d.value(doc.Content[0], reflect.ValueOf(cfg).Elem(), "", 0)
+		root := resolve(doc.Content[0])
+		if root.Kind != yaml.MappingNode { // not a config at all: say only that
+			p.addAt("", root.Line, "expected a mapping of keys (crawl: NAME, tracker: ...), got %s", kindWord(root))
+			return nil, p
+		}
+		d.value(root, reflect.ValueOf(cfg).Elem(), "", 0)
 	}
 	applyEnv(cfg, env, p)
 	return cfg, p

@@ -71,6 +71,7 @@ func TestBadConfigs(t *testing.T) {
 		{"metrics addr", "crawl: x\nmetrics: {addr: localhost}\n", "metrics.addr", "is not host:port"},
 		{"yaml syntax", "crawl: x\ntracker: {kind: redis\n", "", "test.yaml:"},
 		{"empty file", "", "", "empty config"},
+		{"not a mapping", "- crawl: x\n", "", "test.yaml:1: expected a mapping of keys"},
 		{"two documents", "crawl: x\n---\ncrawl: y\n", "", "more than one YAML document"},
 	}
 	for _, tt := range tests {
