@@ -69,6 +69,22 @@ func Start(t testing.TB, opts Options) *Server {
 	return s
 }
 
+// Launch starts a server outside a test (benchmark programs, tools) in dir,
+// which must exist. The caller stops it with Kill.
+func Launch(opts Options, dir string) (*Server, error) {
+	s := &Server{opts: opts, Dir: dir}
+	var err error
+	for i := 0; i < 5; i++ {
+		if s.Port, err = FreePort(); err != nil {
+			return nil, fmt.Errorf("redistest: free port: %w", err)
+		}
+		if err = s.start(); err == nil {
+			return s, nil
+		}
+	}
+	return nil, fmt.Errorf("redistest: %w", err)
+}
+
 // Addr is host:port.
 func (s *Server) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port)) }
 
@@ -109,7 +125,11 @@ func (s *Server) args() []string {
 }
 
 func (s *Server) start() error {
-	s.cmd = exec.Command(Binary(s.t), s.args()...)
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		return fmt.Errorf("redis-server not found in PATH: install it (apt-get install -y redis-server, or `make deps`)")
+	}
+	s.cmd = exec.Command(bin, s.args()...)
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
