@@ -1,0 +1,214 @@
+package tracker
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/redistest"
+)
+
+// TestRedisPasswordNeverLeaks: a wrong password, an unreachable host and a
+// malformed URL all fail with errors (and logs) that do not contain the
+// password.
+func TestRedisPasswordNeverLeaks(t *testing.T) {
+	const secret = "Sup3rS3cretPW"
+	srv := redistest.Start(t, redistest.Options{Password: "right-one"})
+	port, err := redistest.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct{ name, url string }{
+		{"wrong password", fmt.Sprintf("redis://:%s@%s/0", secret, srv.Addr())},
+		{"wrong user and password", fmt.Sprintf("redis://bob:%s@%s/0", secret, srv.Addr())},
+		{"unreachable host", fmt.Sprintf("redis://:%s@127.0.0.1:%d/0", secret, port)},
+		{"bad port", fmt.Sprintf("redis://:%s@127.0.0.1:notaport/0", secret)},
+		{"bad db", fmt.Sprintf("redis://:%s@127.0.0.1:6379/x", secret)},
+		{"bad scheme", fmt.Sprintf("http://:%s@127.0.0.1:6379/0", secret)},
+		{"bad escape", fmt.Sprintf("redis://:%s%%zz@127.0.0.1:6379/0", secret)},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			tr, err := NewRedis(ctx, RedisConfig{URL: c.url, Crawl: "c", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			if err == nil {
+				tr.Close()
+				t.Fatal("NewRedis succeeded")
+			}
+			if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", err), secret) {
+				t.Fatalf("error leaks the password: %v", err)
+			}
+			if strings.Contains(logs.String(), secret) {
+				t.Fatalf("logs leak the password: %s", logs.String())
+			}
+			t.Logf("error: %v", err)
+		})
+	}
+}
+
+func TestRedisRefusesEviction(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{MaxmemoryPolicy: "allkeys-lru"})
+	_, err := NewRedis(context.Background(), RedisConfig{URL: srv.URL(0), Crawl: "c"})
+	if !errors.Is(err, ErrEvictingRedis) || !strings.Contains(err.Error(), "allkeys-lru") || !strings.Contains(err.Error(), "noeviction") {
+		t.Fatalf("NewRedis on an allkeys-lru Redis = %v; want ErrEvictingRedis naming the policy and the fix", err)
+	}
+	if n, _ := srv.Client(t).DBSize(context.Background()).Result(); n != 0 {
+		t.Fatalf("a refused start wrote %d keys", n)
+	}
+}
+
+// TestRedisConfigNotPermitted: a managed Redis that forbids CONFIG (an ACL
+// user without it) is used, with a warning that never shows the password.
+func TestRedisConfigNotPermitted(t *testing.T) {
+	const pw = "W0rkerPassw0rd"
+	srv := redistest.Start(t, redistest.Options{})
+	ctx := context.Background()
+	if err := srv.Client(t).Do(ctx, "ACL", "SETUSER", "worker", "on", ">"+pw, "~*", "&*", "+@all", "-config").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	tr, err := NewRedis(ctx, RedisConfig{URL: fmt.Sprintf("redis://worker:%s@%s/0", pw, srv.Addr()), Crawl: "c",
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil {
+		t.Fatalf("NewRedis as a user without CONFIG: %v", err)
+	}
+	defer tr.Close()
+	if !strings.Contains(logs.String(), "maxmemory-policy") || strings.Contains(logs.String(), pw) {
+		t.Fatalf("want a warning about maxmemory-policy without the password; logs: %s", logs.String())
+	}
+	if n, err := tr.Add(ctx, []Item{{Key: "a"}}); n != 1 || err != nil {
+		t.Fatalf("Add = %d, %v", n, err)
+	}
+}
+
+// TestRedisScriptFlush: after SCRIPT FLUSH every operation reloads its script
+// (EVALSHA → NOSCRIPT → EVAL) and carries on.
+func TestRedisScriptFlush(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	b.add(Item{Key: "a"}, Item{Key: "b"})
+	if err := b.c.ScriptFlush(b.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	ls := b.checkout("w", 1)
+	if len(ls) != 1 {
+		t.Fatalf("checkout after SCRIPT FLUSH: %d leases", len(ls))
+	}
+	if err := b.tr.Complete(b.ctx, []Completion{{Lease: ls[0], Discovered: []Item{{Key: "c"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := b.stats(); s.Pending != 2 || s.Done != 1 {
+		t.Fatalf("stats after SCRIPT FLUSH %+v", s)
+	}
+	exists, err := b.c.ScriptExists(b.ctx, b.tr.scripts.checkout.Hash()).Result()
+	if err != nil || !exists[0] {
+		t.Fatalf("checkout script not loaded again: %v, %v", exists, err)
+	}
+}
+
+// TestRedisRestart: with Redis down every call fails with an error (no
+// panic, no hang); after a restart on the same AOF (appendfsync always) the
+// same tracker carries on and nothing is lost.
+func TestRedisRestart(t *testing.T) {
+	b := setupRedis(t, redistest.Options{AOF: true, AppendFsync: "always"}, nil)
+	var keys []Item
+	for i := range 50 {
+		keys = append(keys, Item{Key: fmt.Sprintf("https://example.org/%d", i)})
+	}
+	b.add(keys...)
+	if err := b.tr.AddRange(b.ctx, Range{Lo: 1, Hi: 100}); err != nil {
+		t.Fatal(err)
+	}
+	held := b.checkout("w", 10)
+	before := b.stats()
+
+	b.srv.Kill()
+	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
+	defer cancel()
+	if _, err := b.tr.Add(ctx, []Item{{Key: "during"}}); err == nil {
+		t.Fatal("Add succeeded with Redis down")
+	}
+	if _, err := b.tr.Checkout(ctx, "w", 5, time.Minute); err == nil {
+		t.Fatal("Checkout succeeded with Redis down")
+	}
+	if _, err := b.tr.Stats(ctx); err == nil {
+		t.Fatal("Stats succeeded with Redis down")
+	}
+	if err := b.tr.Complete(ctx, []Completion{{Lease: held[0]}}); err == nil || errors.Is(err, ErrLeaseLost) {
+		t.Fatalf("Complete with Redis down = %v, want a connection error", err)
+	}
+
+	b.srv.Restart(t)
+	if got := b.stats(); got != before {
+		t.Fatalf("stats after restart %+v, want %+v", got, before)
+	}
+	cs := make([]Completion, len(held))
+	for i, l := range held {
+		cs[i] = Completion{Lease: l}
+	}
+	if err := b.tr.Complete(b.ctx, cs); err != nil {
+		t.Fatalf("completing leases held across the restart: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, l := range held {
+		seen[l.Key] = true
+	}
+	for range 100 {
+		ls := b.checkout("w", 32)
+		if len(ls) == 0 {
+			break
+		}
+		cs := make([]Completion, len(ls))
+		for i, l := range ls {
+			if seen[l.Key] {
+				t.Fatalf("%s leased twice", l.Key)
+			}
+			seen[l.Key] = true
+			cs[i] = Completion{Lease: l}
+		}
+		if err := b.tr.Complete(b.ctx, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(seen) != 150 {
+		t.Fatalf("%d items after the restart, want 150: items lost", len(seen))
+	}
+	if s := b.stats(); s.Done != 150 || s.Added != 150 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// TestRedisNeverWipes: a tracker that starts joins the crawl as it is; only
+// Reset deletes it, and only that crawl.
+func TestRedisNeverWipes(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	b.add(Item{Key: "a"}, Item{Key: "1"}, Item{Key: "b"})
+	b.checkout("w", 1)
+	other := b.open(RedisConfig{URL: b.srv.URL(0), Crawl: "other"})
+	if _, err := other.Add(b.ctx, []Item{{Key: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	again := b.open(RedisConfig{URL: b.srv.URL(0), Crawl: "test", Options: Options{Clock: b.clock}})
+	if s, err := again.Stats(b.ctx); err != nil || s.Pending != 2 || s.Leased != 1 || s.Added != 3 {
+		t.Fatalf("a second tracker on the crawl sees %+v, %v", s, err)
+	}
+	if err := again.Reset(b.ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := b.c.Keys(b.ctx, "distscrape:{test}:*").Result(); len(left) != 0 {
+		t.Fatalf("keys left after Reset: %q", left)
+	}
+	if s, err := other.Stats(b.ctx); err != nil || s.Pending != 1 {
+		t.Fatalf("Reset touched another crawl: %+v, %v", s, err)
+	}
+	// The reset crawl starts afresh.
+	if n := b.add(Item{Key: "a"}, Item{Key: "1"}); n != 2 {
+		t.Fatalf("after Reset, Add = %d new, want 2", n)
+	}
+}
