@@ -38,8 +38,22 @@ type RedisConfig struct {
 	fpBase, fpLoad int
 }
 
-// Redis is the Redis tracker: every state change is one Lua script, and
-// every key of the crawl shares one hash tag (see keys.go).
+// Redis is the Redis tracker: every state change is one Lua script (one per
+// operation in lua/, loaded once, EVALSHA, reloaded on NOSCRIPT), and every
+// key of the crawl shares one hash tag (keys.go documents the key schema,
+// the dedup encodings and their memory).
+//
+// What it needs from Redis: maxmemory-policy noeviction (checked at start:
+// an evicted key is a lost item); appendonly yes for a crawl that must
+// survive a restart (appendfsync everysec loses at most a second of
+// changes, always loses none); the default set-max-intset-entries (512) or
+// more, which keeps every fingerprint bucket an intset. Redis 7.0 or later
+// (BITPOS ... BIT).
+//
+// A call that fails on the connection returns the error and changes
+// nothing the caller can rely on; the caller retries with backoff. A reply
+// lost after the script ran (the server died mid-call) can make a retried
+// Complete report ErrLeaseLost for leases it did complete.
 type Redis struct {
 	c       *redis.Client
 	ownsC   bool

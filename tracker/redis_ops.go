@@ -132,6 +132,9 @@ func (r *Redis) Extend(ctx context.Context, leases []Lease, ttl time.Duration) (
 	if len(leases) == 0 {
 		return nil, nil
 	}
+	if ttl < time.Millisecond {
+		return nil, fmt.Errorf("tracker: extend: lease ttl %v, want at least 1ms", ttl)
+	}
 	now := r.opts.Clock.Now()
 	args := []any{ttl.Milliseconds()}
 	for _, l := range leases {
