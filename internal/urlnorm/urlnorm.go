@@ -323,8 +323,8 @@ func escape(s string, allowed [256]bool) string {
 
 // removeDotSegments implements RFC 3986 §5.2.4 on an escaped path.
 func removeDotSegments(p string) string {
-	if !strings.Contains(p, ".") {
-		return p
+	if !strings.Contains(p, "/.") && !strings.HasPrefix(p, ".") {
+		return p // no "." or ".." segment (the common "/a/b.html")
 	}
 	segs := strings.Split(p, "/")
 	out := make([]string, 0, len(segs))
