@@ -1,0 +1,273 @@
+// Command bench measures distscrape against Colly and asynq on this machine,
+// in one run, against private local servers: the fixture site (served from
+// this process) and a private redis-server. It prints markdown tables with
+// the ratios the benchmarks issue sets as goals (see BENCHMARKS.md).
+//
+//	bench [-distscrape bin/distscrape] [-pages 20000] [-rounds 3] ...
+//
+// The clients run as separate processes, so each has the machine's cores to
+// itself as distscrape does: `bench colly` (Colly v2) and `bench loadgen`
+// (the server's ceiling) are this same program.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/test/fixturesite"
+)
+
+func main() {
+	var err error
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "colly":
+		err = collyMain(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "loadgen":
+		err = loadgenMain(os.Args[2:])
+	default:
+		err = driverMain(os.Args[1:])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	distscrape string
+	pages      int
+	rounds     int
+	conc       int
+	latency    time.Duration
+	life       lifeParams
+	only       string // "", "crawl" or "lifecycle"
+	out        string
+	profile    string
+}
+
+func driverMain(args []string) error {
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	var o options
+	fs.StringVar(&o.distscrape, "distscrape", "bin/distscrape", "the distscrape binary (make build)")
+	fs.IntVar(&o.pages, "pages", 20000, "pages of the fixture site")
+	fs.IntVar(&o.rounds, "rounds", 3, "runs of each contender; the figure is their median")
+	fs.IntVar(&o.conc, "concurrency", 64, "requests in flight per crawler")
+	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "per-request server latency of the second crawl scenario (0: skip it)")
+	fs.IntVar(&o.life.N, "items", 50000, "items per lifecycle run (distscrape tracker, asynq)")
+	fs.IntVar(&o.life.CeilingN, "ceiling-items", 500000, "items per go-redis ceiling run")
+	fs.StringVar(&o.only, "only", "", "run only the crawl or the lifecycle figures")
+	fs.StringVar(&o.out, "out", "", "also write the tables to this file")
+	fs.IntVar(&o.life.Pipeline, "pipeline", 64, "commands per pipeline of the go-redis ceiling (default: the tracker's batch)")
+	fs.StringVar(&o.profile, "profile", "", "write CPU and alloc profiles of one distscrape crawl to this directory")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	o.life.Batch, o.life.Workers, o.life.AsynqCon = 64, 8, 64
+	if o.rounds < 1 || o.pages < 2 || o.conc < 2 || o.life.N < 1 || o.life.CeilingN < o.life.Workers {
+		return fmt.Errorf("need -rounds ≥ 1, -pages ≥ 2, -concurrency ≥ 2, -items ≥ 1, -ceiling-items ≥ 8")
+	}
+	if o.only != "" && o.only != "crawl" && o.only != "lifecycle" {
+		return fmt.Errorf("-only: want crawl or lifecycle, not %q", o.only)
+	}
+	ctx := context.Background()
+	return drive(ctx, o)
+}
+
+func drive(ctx context.Context, o options) error {
+	work, err := os.MkdirTemp("", "distscrape-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	rs, err := startRedis(ctx, work)
+	if err != nil {
+		return err
+	}
+	defer rs.stop()
+
+	var w io.Writer = os.Stdout
+	if o.out != "" {
+		f, err := os.Create(o.out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = io.MultiWriter(os.Stdout, f)
+	}
+	fmt.Fprintf(w, "Machine: %s. Started %s.\n", machine(rs.version(ctx)), time.Now().UTC().Format(time.RFC3339))
+	started := time.Now()
+	var goals []goal
+	if o.only != "lifecycle" {
+		g, err := crawlFigures(ctx, w, o, rs, work)
+		if err != nil {
+			return err
+		}
+		goals = append(goals, g...)
+	}
+	if o.only != "crawl" {
+		g, err := lifeFigures(ctx, w, o, rs)
+		if err != nil {
+			return err
+		}
+		goals = append(goals, g...)
+	}
+	goalsTable(w, goals)
+	fmt.Fprintf(w, "\nTotal time: %s.\n", time.Since(started).Round(time.Second))
+	return nil
+}
+
+func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, work string) ([]goal, error) {
+	bin, err := filepath.Abs(o.distscrape)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("distscrape binary: %w (run `make build` first, or pass -distscrape)", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	site := fixturesite.New(fixturesite.Options{Pages: o.pages, Links: 10, PageSize: 8192})
+	base, err := site.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer site.Close()
+	e := &crawlEnv{self: self, distscrape: bin, site: site, base: base, pages: o.pages,
+		expect: len(site.Pages()), redis: rs, work: work, conc: o.conc}
+	var goals []goal
+	for _, lat := range []time.Duration{0, o.latency} {
+		if lat == 0 && len(goals) > 0 {
+			break // -latency 0: no second scenario
+		}
+		site.SetLatency(lat)
+		cs := crawlers()
+		figs := make([]*figure, len(cs))
+		for i, c := range cs {
+			figs[i] = &figure{name: c.name}
+		}
+		for r := range o.rounds {
+			for _, i := range alternate(indexes(len(cs)), r) {
+				res, err := e.measure(ctx, cs[i])
+				if err != nil {
+					return nil, err
+				}
+				figs[i].runs = append(figs[i].runs, res)
+				fmt.Fprintf(os.Stderr, "# latency %s round %d: %s: %.0f/s in %s\n", lat, r+1, cs[i].name, res.rate(), res.elapsed.Round(time.Millisecond))
+			}
+		}
+		title := fmt.Sprintf("Crawl: %d pages × 10 links, 8 KiB, concurrency %d, server latency %s (%d runs each)", o.pages, o.conc, lat, o.rounds)
+		bound := 0.0
+		if lat > 0 {
+			bound = float64(o.conc) / lat.Seconds()
+		}
+		crawlTable(w, title, figs, bound)
+		ceil, colly, mem, red := figs[0].median(), figs[1].median(), figs[2].median(), figs[3].median()
+		if lat == 0 {
+			goals = append(goals,
+				goal{what: "crawl (memory tracker) ≥ 1.5× Colly", got: mem / colly, want: 1.5},
+				goal{what: "crawl (memory tracker) ≥ 60% of the server ceiling", got: mem / ceil, want: 0.6, unit: "%"},
+				goal{what: "Redis tracker, 2 workers ≥ 1.0× Colly", got: red / colly, want: 1.0})
+		} else {
+			goals = append(goals,
+				goal{what: fmt.Sprintf("%s latency: crawl (memory) ≥ 80%% of concurrency÷latency", lat), got: mem / bound, want: 0.8, unit: "%"},
+				goal{what: fmt.Sprintf("%s latency: Redis, 2 workers ≥ 80%% of concurrency÷latency", lat), got: red / bound, want: 0.8, unit: "%"})
+		}
+	}
+	if o.profile != "" {
+		if err := profileCrawl(ctx, w, e, o.profile); err != nil {
+			return nil, err
+		}
+	}
+	return goals, nil
+}
+
+func lifeFigures(ctx context.Context, w io.Writer, o options, rs *redisServer) ([]goal, error) {
+	names := []string{
+		fmt.Sprintf("distscrape Redis tracker (add, checkout %d, complete; %d workers)", o.life.Batch, o.life.Workers),
+		fmt.Sprintf("asynq (enqueue, no-op handler, concurrency %d)", o.life.AsynqCon),
+		fmt.Sprintf("go-redis LPUSH/RPOP, pipelines of %d, %d clients (ceiling)", o.life.Pipeline, o.life.Workers),
+	}
+	figs := make([]*figure, len(names))
+	for i, n := range names {
+		figs[i] = &figure{name: n}
+	}
+	dbs := []int{dbDistscrape, dbAsynq, dbCeiling}
+	runs := 0
+	for r := range o.rounds {
+		for _, i := range alternate(indexes(len(names)), r) {
+			runs++
+			var res result
+			var err error
+			switch i {
+			case 0:
+				res, err = lifeDistscrape(ctx, rs.url(dbDistscrape), fmt.Sprintf("life-%d", runs), o.life)
+			case 1:
+				res, err = lifeAsynq(ctx, rs.addr(), o.life)
+			case 2:
+				res, err = lifeCeiling(ctx, rs.addr(), o.life)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", names[i], err)
+			}
+			if err := flushDB(ctx, rs.addr(), dbs[i]); err != nil {
+				return nil, err
+			}
+			figs[i].runs = append(figs[i].runs, res)
+			fmt.Fprintf(os.Stderr, "# lifecycle round %d: %s: %.0f/s in %s\n", r+1, names[i], res.rate(), res.elapsed.Round(time.Millisecond))
+		}
+	}
+	lifeTable(w, fmt.Sprintf("Tracker lifecycle: %d items (ceiling: %d), one private Redis (%d runs each)", o.life.N, o.life.CeilingN, o.rounds), figs)
+	d, a, c := figs[0].median(), figs[1].median(), figs[2].median()
+	return []goal{
+		{what: "tracker lifecycle ≥ 3× asynq", got: d / a, want: 3},
+		{what: "tracker lifecycle ≥ 25% of the go-redis ceiling", got: d / c, want: 0.25, unit: "%"},
+	}, nil
+}
+
+// profileCrawl runs the distscrape crawl once more at no latency with
+// profiling on, and prints the top of each profile.
+func profileCrawl(ctx context.Context, w io.Writer, e *crawlEnv, dir string) error {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	e.site.SetLatency(0)
+	e.profileDir = dir
+	defer func() { e.profileDir = "" }()
+	if _, err := e.measure(ctx, crawlers()[2]); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n### Profiles of one distscrape crawl (in %s)\n", dir)
+	for _, p := range []struct{ file, sample string }{{"cpu.pprof", ""}, {"mem.pprof", "-sample_index=alloc_space"}} {
+		args := []string{"tool", "pprof", "-top", "-nodecount=25"}
+		if p.sample != "" {
+			args = append(args, p.sample)
+		}
+		out, err := exec.CommandContext(ctx, "go", append(args, e.distscrape, filepath.Join(dir, p.file))...).CombinedOutput()
+		if err != nil {
+			return fmt.Errorf("go tool pprof %s: %w\n%s", p.file, err, out)
+		}
+		fmt.Fprintf(w, "\n```\n%s```\n", strings.TrimLeft(string(out), "\n"))
+	}
+	return nil
+}
+
+func indexes(n int) []int {
+	xs := make([]int, n)
+	for i := range xs {
+		xs[i] = i
+	}
+	return xs
+}

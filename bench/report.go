@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+)
+
+// result is one run of one contender.
+type result struct {
+	elapsed  time.Duration
+	units    int64 // pages saved, requests served, or items through the lifecycle
+	requests int64 // requests the site served (crawls)
+	dups     int64 // fetches of a page already fetched (crawls)
+}
+
+func (r result) rate() float64 { return float64(r.units) / r.elapsed.Seconds() }
+
+// figure is a contender's runs; its figure is the median rate.
+type figure struct {
+	name string
+	runs []result
+}
+
+func (f *figure) median() float64 {
+	if len(f.runs) == 0 {
+		return 0
+	}
+	r := make([]float64, len(f.runs))
+	for i, x := range f.runs {
+		r[i] = x.rate()
+	}
+	slices.Sort(r)
+	if n := len(r); n%2 == 0 {
+		return (r[n/2-1] + r[n/2]) / 2
+	}
+	return r[len(r)/2]
+}
+
+func (f *figure) spread() string {
+	lo, hi := f.runs[0].rate(), f.runs[0].rate()
+	for _, x := range f.runs[1:] {
+		lo, hi = min(lo, x.rate()), max(hi, x.rate())
+	}
+	return num(lo) + "–" + num(hi)
+}
+
+// alternate returns the order of round r: forwards on even rounds,
+// backwards on odd ones, so no contender always runs first (cold caches)
+// or last (a warm page cache, a fragmented heap).
+func alternate[T any](xs []T, r int) []T {
+	out := slices.Clone(xs)
+	if r%2 == 1 {
+		slices.Reverse(out)
+	}
+	return out
+}
+
+// num formats a rate with thousands separators and no decimals.
+func num(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func ratio(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func pct(a, b float64) string {
+	if b == 0 {
+		return "–"
+	}
+	return fmt.Sprintf("%.0f%%", 100*a/b)
+}
+
+// crawlTable prints one crawl scenario: figs[0] is the ceiling, figs[1] Colly.
+// bound, when positive, is concurrency ÷ latency in pages/s.
+func crawlTable(w io.Writer, title string, figs []*figure, bound float64) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	head := "| | pages/s (median) | min–max | × Colly | % of ceiling |"
+	sep := "|---|---:|---:|---:|---:|"
+	if bound > 0 {
+		head += fmt.Sprintf(" %% of concurrency÷latency (%s/s) |", num(bound))
+		sep += "---:|"
+	}
+	fmt.Fprintln(w, head+" requests | duplicate fetches |")
+	fmt.Fprintln(w, sep+"---:|---:|")
+	ceil, colly := figs[0].median(), figs[1].median()
+	for i, f := range figs {
+		m := f.median()
+		rate := num(m)
+		if i == 0 {
+			rate += " req/s"
+		}
+		row := fmt.Sprintf("| %s | %s | %s | %s | %s |", f.name, rate, f.spread(), ratio(m, colly), pct(m, ceil))
+		if bound > 0 {
+			row += " " + pct(m, bound) + " |"
+		}
+		last := f.runs[len(f.runs)-1]
+		fmt.Fprintf(w, "%s %d | %d |\n", row, last.requests, last.dups)
+	}
+}
+
+// lifeTable prints the lifecycle figures: figs[0] distscrape, [1] asynq, [2] ceiling.
+func lifeTable(w io.Writer, title string, figs []*figure) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, "| | items/s (median) | min–max | × asynq | % of go-redis ceiling |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	asq, ceil := figs[1].median(), figs[2].median()
+	for _, f := range figs {
+		m := f.median()
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", f.name, num(m), f.spread(), ratio(m, asq), pct(m, ceil))
+	}
+}
+
+// goal is one target of the issue, checked against the figures.
+type goal struct {
+	what      string
+	got, want float64
+	unit      string // "×" or "%"
+}
+
+func goalsTable(w io.Writer, goals []goal) {
+	fmt.Fprintln(w, "\n### Goals\n\n| goal | measured | met |\n|---|---:|:---:|")
+	for _, g := range goals {
+		got := fmt.Sprintf("%.2f×", g.got)
+		if g.unit == "%" {
+			got = fmt.Sprintf("%.0f%%", 100*g.got)
+		}
+		met := "yes"
+		if g.got < g.want {
+			met = fmt.Sprintf("no (%.0f%% short)", 100*(1-g.got/g.want))
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", g.what, got, met)
+	}
+}
+
+// machine describes where the figures were measured.
+func machine(redisVersion string) string {
+	cpu := "unknown"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.TrimSpace(k) == "model name" {
+				cpu = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := "unknown"
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel = strings.TrimSpace(string(b))
+	}
+	return fmt.Sprintf("%d CPUs (nproc), %s, Linux %s, %s, redis-server %s",
+		runtime.NumCPU(), cpu, kernel, runtime.Version(), redisVersion)
+}
