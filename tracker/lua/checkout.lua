@@ -9,7 +9,8 @@
 --   scan budget ran out before n items were found (seen IDs of a range were
 --   skipped): call again.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
---   (LINDEX/LPOP/LSET at the head, ZRANGEBYSCORE with LIMIT).
+--   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
+--   calls per batch, not per item.
 local n = tonumber(ARGV[6])
 local deadline = itoa(NOW + tonumber(ARGV[7]))
 local worker, tprefix = ARGV[8], ARGV[9]
@@ -21,15 +22,16 @@ promote_delayed(rq)
 
 local out = {0}
 local count = 0
+local recs, zargs, toks = {}, {}, {}
 local function lease(key, depth, attempts)
   count = count + 1
   local token = tprefix .. itoa(count)
   attempts = attempts + 1
-  redis.call('HSET', K_LEASE, token, record(key, depth, attempts, worker))
-  redis.call('ZADD', K_LEASES, deadline, token)
-  redis.call('SADD', KEYS[10], token)
-  D.leased = D.leased + 1
-  D.pending = D.pending - 1
+  recs[#recs + 1] = token
+  recs[#recs + 1] = record(key, depth, attempts, worker)
+  zargs[#zargs + 1] = deadline
+  zargs[#zargs + 1] = token
+  toks[#toks + 1] = token
   out[#out + 1] = token
   out[#out + 1] = key
   out[#out + 1] = depth
@@ -41,42 +43,11 @@ local function skipped(k)
   D.added = D.added - k
 end
 
-while count < n and budget > 0 do
-  local e = redis.call('LINDEX', K_PENDING, 0)
-  if not e then break end
+-- carve leases IDs from a run or range entry and returns what is left of
+-- it (nil when used up).
+local function carve(e)
   local c = string.byte(e, 1)
-  if c == 1 or c == 2 then
-    local lo, hi = string.match(e, '^.(%d+):(%d+)$')
-    lo, hi = tonumber(lo), tonumber(hi)
-    if c == 1 then -- marked run: lease as is
-      local take = math.min(n - count, hi - lo + 1)
-      for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
-      lo = lo + take
-    else -- range: skip seen IDs a run at a time (BITPOS)
-      while lo <= hi and count < n and budget > 0 do
-        budget = budget - 1
-        local k, off = id_shard(lo)
-        if redis.call('GETBIT', k, off) == 0 then
-          id_mark(lo)
-          lease(itoa(lo), 0, 0)
-          lo = lo + 1
-        else
-          local p = redis.call('BITPOS', k, 0, off, SHARD_BITS - 1, 'BIT')
-          if p < 0 then p = SHARD_BITS end -- shards are full size: all seen to its end
-          local nxt = math.min(lo - off + p, hi + 1)
-          skipped(nxt - lo)
-          lo = nxt
-        end
-      end
-    end
-    if lo > hi then
-      redis.call('LPOP', K_PENDING)
-    elseif c == 1 and lo == hi then
-      redis.call('LSET', K_PENDING, 0, itoa(lo))
-    else
-      redis.call('LSET', K_PENDING, 0, string.char(c) .. itoa(lo) .. ':' .. itoa(hi))
-    end
-  elseif c == 4 then -- range of huge IDs: decimal strings, fingerprint dedup
+  if c == 4 then -- range of huge IDs: decimal strings, fingerprint dedup
     local lo, hi = string.match(e, '^\4(%d+):(%d+)$')
     while dec_le(lo, hi) and count < n and budget > 0 do
       budget = budget - 1
@@ -84,21 +55,69 @@ while count < n and budget > 0 do
       if fp_add(x, m) then lease(lo, 0, 0) else skipped(1) end
       lo = dec_inc(lo)
     end
-    if dec_le(lo, hi) then
-      redis.call('LSET', K_PENDING, 0, '\4' .. lo .. ':' .. hi)
-    else
-      redis.call('LPOP', K_PENDING)
-    end
-  elseif c == 3 then
-    redis.call('LPOP', K_PENDING)
-    local d, a, p = string.match(e, '^\3(%d+):(%d+):()')
-    lease(string.sub(e, p), tonumber(d), tonumber(a))
-  else
-    redis.call('LPOP', K_PENDING)
-    lease(e, 0, 0)
+    if dec_le(lo, hi) then return '\4' .. lo .. ':' .. hi end
+    return nil
   end
+  local lo, hi = string.match(e, '^.(%d+):(%d+)$')
+  lo, hi = tonumber(lo), tonumber(hi)
+  if c == 1 then -- marked run: lease as is
+    local take = math.min(n - count, hi - lo + 1)
+    for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
+    lo = lo + take
+  else -- range: skip seen IDs a run at a time (BITPOS)
+    while lo <= hi and count < n and budget > 0 do
+      budget = budget - 1
+      local k, off = id_shard(lo)
+      if redis.call('GETBIT', k, off) == 0 then
+        id_mark(lo)
+        lease(itoa(lo), 0, 0)
+        lo = lo + 1
+      else
+        local p = redis.call('BITPOS', k, 0, off, SHARD_BITS - 1, 'BIT')
+        if p < 0 then p = SHARD_BITS end -- shards are full size: all seen to its end
+        local nxt = math.min(lo - off + p, hi + 1)
+        skipped(nxt - lo)
+        lo = nxt
+      end
+    end
+  end
+  if lo > hi then return nil end
+  if c == 1 and lo == hi then return itoa(lo) end
+  return string.char(c) .. itoa(lo) .. ':' .. itoa(hi)
+end
+
+-- Read the head of the queue n entries at a time (LRANGE), lease from it,
+-- then drop what was used up (LTRIM) and rewrite a part-carved range (LSET).
+while count < n and budget > 0 do
+  local es = redis.call('LRANGE', K_PENDING, 0, n - count - 1)
+  if #es == 0 then break end
+  local used, rest = 0, nil
+  for _, e in ipairs(es) do
+    if count >= n or budget <= 0 then break end
+    local c = string.byte(e, 1)
+    if c == 1 or c == 2 or c == 4 then
+      rest = carve(e)
+      if rest then break end
+    elseif c == 3 then
+      local d, a, p = string.match(e, '^\3(%d+):(%d+):()')
+      lease(string.sub(e, p), tonumber(d), tonumber(a))
+    else
+      lease(e, 0, 0)
+    end
+    used = used + 1
+  end
+  if used > 0 then redis.call('LTRIM', K_PENDING, used, -1) end
+  if rest then redis.call('LSET', K_PENDING, 0, rest) end
 end
 if count < n and budget <= 0 then out[1] = 1 end
+
+if count > 0 then
+  call_multi('HSET', K_LEASE, recs, 1000)
+  call_multi('ZADD', K_LEASES, zargs, 1000)
+  call_multi('SADD', KEYS[10], toks, 1000)
+  D.leased = D.leased + count
+  D.pending = D.pending - count
+end
 
 redis.call('ZADD', K_WORKERS, deadline, worker)
 -- Forget workers silent for a week: the set stays bounded by the fleet.

@@ -6,7 +6,19 @@
 -- Returns the keys of the lost leases.
 -- Cost: O(completions + discoveries).
 local lost = {}
+-- First pass: read every lease record in one HMGET.
+local toks = {}
 local i = 6
+while i <= #ARGV do
+  toks[#toks + 1] = ARGV[i]
+  i = i + 3 + tonumber(ARGV[i + 2]) * 4
+end
+for c = 1, #toks, 1000 do
+  local d = math.min(c + 999, #toks)
+  local recs = redis.call('HMGET', K_LEASE, unpack(toks, c, d))
+  for k = c, d do REC[toks[k]] = recs[k - c + 1] end
+end
+i = 6
 while i <= #ARGV do
   local token, key, m = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2])
   i = i + 3

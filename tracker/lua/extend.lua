@@ -4,15 +4,21 @@
 -- Returns one flag per pair: 1 extended, 0 lost.
 -- Cost: O(leases).
 local deadline = itoa(NOW + tonumber(ARGV[6]))
-local res = {}
+local res, zargs, workers = {}, {}, {}
+prefetch(7, 2)
 for i = 7, #ARGV, 2 do
   local l = held(ARGV[i], ARGV[i + 1])
   if l then
-    redis.call('ZADD', K_LEASES, 'XX', deadline, ARGV[i])
-    redis.call('ZADD', K_WORKERS, deadline, l.worker)
+    zargs[#zargs + 1] = deadline
+    zargs[#zargs + 1] = ARGV[i]
+    workers[l.worker] = true
     res[#res + 1] = 1
   else
     res[#res + 1] = 0
   end
 end
+for c = 1, #zargs, 1000 do
+  redis.call('ZADD', K_LEASES, 'XX', unpack(zargs, c, math.min(c + 999, #zargs)))
+end
+for w in pairs(workers) do redis.call('ZADD', K_WORKERS, deadline, w) end
 return res

@@ -6,6 +6,7 @@
 -- Returns the keys of the lost leases.
 -- Cost: O(failures × log(delayed)).
 local lost = {}
+prefetch(6, 5)
 for i = 6, #ARGV, 5 do
   local token, key = ARGV[i], ARGV[i + 1]
   local l = held(token, key)

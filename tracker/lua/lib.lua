@@ -59,20 +59,64 @@ local function parse_record(rec)
   return string.sub(rec, p + n), tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1)
 end
 
+-- REC caches lease records read by prefetch; DROPPED holds the tokens this
+-- script has dropped (their deletion is written at flush).
+local REC, DROPPED = {}, {}
+
+-- prefetch reads the records of tokens (ARGV[first], ARGV[first+step], ...)
+-- in one HMGET per chunk.
+local function prefetch(first, step)
+  local toks = {}
+  for i = first, #ARGV, step do toks[#toks + 1] = ARGV[i] end
+  for i = 1, #toks, 1000 do
+    local j = math.min(i + 999, #toks)
+    local recs = redis.call('HMGET', K_LEASE, unpack(toks, i, j))
+    for k = i, j do REC[toks[k]] = recs[k - i + 1] end
+  end
+end
+
 -- held returns the lease of token if it still leases key, else nil.
 local function held(token, key)
-  local rec = redis.call('HGET', K_LEASE, token)
+  if DROPPED[token] then return nil end
+  local rec = REC[token]
+  if rec == nil then rec = redis.call('HGET', K_LEASE, token) end
   if not rec then return nil end
   local k, d, a, w = parse_record(rec)
   if k ~= key then return nil end
   return {key = k, depth = d, attempts = a, worker = w}
 end
 
+-- call_multi runs cmd key args... in chunks (Lua's unpack has a stack limit);
+-- step is even, so pairs stay together.
+local function call_multi(cmd, key, args, step)
+  for i = 1, #args, step do
+    redis.call(cmd, key, unpack(args, i, math.min(i + step - 1, #args)))
+  end
+end
+
+-- Lease deletions are collected and written in one call per key at flush.
+local DROP_TOKENS, DROP_BY_WORKER = {}, {}
+
 local function drop_lease(token, worker)
-  redis.call('HDEL', K_LEASE, token)
-  redis.call('ZREM', K_LEASES, token)
-  redis.call('SREM', PREFIX .. 'wl:' .. worker, token)
+  DROPPED[token] = true
+  DROP_TOKENS[#DROP_TOKENS + 1] = token
+  local w = DROP_BY_WORKER[worker]
+  if not w then
+    w = {}
+    DROP_BY_WORKER[worker] = w
+  end
+  w[#w + 1] = token
   D.leased = D.leased - 1
+end
+
+local function flush_drops()
+  if #DROP_TOKENS == 0 then return end
+  call_multi('HDEL', K_LEASE, DROP_TOKENS, 1000)
+  call_multi('ZREM', K_LEASES, DROP_TOKENS, 1000)
+  for worker, toks in pairs(DROP_BY_WORKER) do
+    call_multi('SREM', PREFIX .. 'wl:' .. worker, toks, 1000)
+  end
+  DROP_TOKENS, DROP_BY_WORKER = {}, {}
 end
 
 local function to_failed(key, depth, attempts, reason)
@@ -231,23 +275,47 @@ end
 
 -- ---- pending ----
 
+-- Items added (add_item) are appended to PUSH and written by flush in one
+-- RPUSH; the list's real tail is read once and replaced (LSET) only when a
+-- run of IDs grows into it. Only add.lua and complete.lua add items, and
+-- nothing else touches the list's tail in them.
+local PUSH = {}
+local TAIL, TAIL_SET
+
+local function tail_get()
+  if #PUSH > 0 then return PUSH[#PUSH] end
+  if TAIL_SET then return TAIL_SET end
+  if TAIL == nil then TAIL = redis.call('LINDEX', K_PENDING, -1) end
+  return TAIL
+end
+
+local function tail_replace(v)
+  if #PUSH > 0 then PUSH[#PUSH] = v else TAIL_SET = v end
+end
+
+local function flush_push()
+  if TAIL_SET then redis.call('LSET', K_PENDING, -1, TAIL_SET) end
+  call_multi('RPUSH', K_PENDING, PUSH, 1000)
+  PUSH, TAIL, TAIL_SET = {}, nil, nil
+end
+
 -- push_id appends a marked ID (depth 0, attempts 0), extending a run of
 -- consecutive IDs at the tail instead of adding an entry when it can.
 local function push_id(id)
-  local tail = redis.call('LINDEX', K_PENDING, -1)
+  local tail = tail_get()
   if tail then
     if string.byte(tail, 1) == 1 then
       local lo, hi = string.match(tail, '^\1(%d+):(%d+)$')
       if tonumber(hi) + 1 == id then
-        redis.call('LSET', K_PENDING, -1, '\1' .. lo .. ':' .. itoa(id))
+        tail_replace('\1' .. lo .. ':' .. itoa(id))
         return
       end
     elseif tail == itoa(id - 1) then
-      redis.call('LSET', K_PENDING, -1, '\1' .. tail .. ':' .. itoa(id))
+      tail_replace('\1' .. tail .. ':' .. itoa(id))
       return
     end
   end
-  redis.call('RPUSH', K_PENDING, itoa(id))
+  PUSH[#PUSH + 1] = itoa(id)
 end
 
 -- add_item adds one item unless seen; kind 'i': a is an ID < 2^40; kind 'f':
@@ -256,10 +324,10 @@ local function add_item(kind, a, b, e)
   if kind == 'i' then
     local id = tonumber(a)
     if not id_mark(id) then return 0 end
-    if e == a then push_id(id) else redis.call('RPUSH', K_PENDING, e) end
+    if e == a then push_id(id) else PUSH[#PUSH + 1] = e end
   else
     if not fp_add(tonumber(a), b) then return 0 end
-    redis.call('RPUSH', K_PENDING, e)
+    PUSH[#PUSH + 1] = e
   end
   D.pending = D.pending + 1
   D.added = D.added + 1
@@ -307,6 +375,8 @@ local function promote_delayed(limit)
 end
 
 local function flush()
+  flush_drops()
+  flush_push()
   for _, f in ipairs(STAT_FIELDS) do
     if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
   end

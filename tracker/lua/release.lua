@@ -5,6 +5,7 @@
 -- Returns the keys of the lost leases.
 -- Cost: O(leases).
 local lost = {}
+prefetch(6, 2)
 for i = 6, #ARGV, 2 do
   local l = held(ARGV[i], ARGV[i + 1])
   if l then
