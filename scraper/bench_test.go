@@ -34,33 +34,44 @@ func benchPage() []byte {
 }
 
 // BenchmarkExtractLinks measures the link scraper on a 100 KB page with 500
-// links: the default scanner, a custom regex on the RE2 fast path, and the
-// same regex forced onto regexp2.
+// links: the scanners (the default, and the one for config's default
+// HrefLinkRegex), a regex with a literal prefix on the RE2 engine, and both
+// regexes on regexp2 for comparison.
 func BenchmarkExtractLinks(b *testing.B) {
 	body := benchPage()
 	base, _ := url.Parse("http://example.org/dir/index.html")
 	resp := &fetch.Response{URL: base, Status: 200, ContentType: "text/html", Body: body}
 	item := tracker.Item{Key: base.String()}
-	const prefixed = `href=["']([^"']+)`                        // literal prefix: RE2
-	const general = `(?i)\s(?:href|src)\s*=\s*["']?([^"'\s>]+)` // regexp2
+	const prefixed = `href=["']([^"']+)` // a literal prefix: the RE2 engine
 	for _, bc := range []struct {
 		name, re string
-		slow     bool
+		engine   string // "scanner", "re2" or "regexp2"
 	}{
-		{"default-scanner", "", false},
-		{"regex-prefix-re2", prefixed, false},
-		{"regex-prefix-regexp2", prefixed, true},
-		{"regex-general-regexp2", general, false},
+		{"default-scanner", "", "scanner"},
+		{"href-scanner", HrefLinkRegex, "scanner"},
+		{"href-regexp2", HrefLinkRegex, "regexp2"},
+		{"prefix-re2", prefixed, "re2"},
+		{"prefix-regexp2", prefixed, "regexp2"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			l, err := NewLink(LinkConfig{LinkRegex: bc.re, Seeds: []string{"http://example.org/"}})
 			if err != nil {
 				b.Fatal(err)
 			}
-			if bc.slow {
+			switch bc.engine {
+			case "regexp2":
+				if l.link, err = compileMatcher("bench", bc.re, 0); err != nil {
+					b.Fatal(err)
+				}
 				l.link.re2 = nil
-			} else if bc.re == prefixed && l.link.re2 == nil {
-				b.Fatal("prefixed regex not on the RE2 path")
+			case "re2":
+				if l.link == nil || l.link.re2 == nil {
+					b.Fatal("not on the RE2 engine")
+				}
+			case "scanner":
+				if l.link != nil {
+					b.Fatal("not on the scanner")
+				}
 			}
 			items, err := l.Scrape(context.Background(), item, resp)
 			if err != nil || len(items) < 250 {

@@ -1,17 +1,79 @@
 package scraper
 
-import "bytes"
+import (
+	"bytes"
+	"unicode"
+	"unicode/utf8"
+)
 
 // DefaultLinkRegex is what the link scraper finds when link_regex is empty:
 // the value of every href and src attribute, double-, single- or unquoted.
-// It runs as a hand-written scanner (scanAttrs), several times faster than
-// any regex engine on large pages; the scanner and this regex agree on
-// ASCII input (a test checks it).
 const DefaultLinkRegex = `(?i)[\s"'](?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>` + "`" + `]+))`
 
-// isSpace is HTML's ASCII whitespace (plus \v, which \s matches too).
-func isSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'
+// HrefLinkRegex is the simpler href-only regex that internal/config uses as
+// its default link_regex: an optional quote, then the value up to a quote,
+// space or angle bracket.
+const HrefLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`
+
+// attrSyntax is one link regex that runs as a hand-written scanner
+// (scanAttrs), several times faster than a regex engine on large pages.
+// The scanner finds exactly what regexp2 finds with the regex (a test
+// checks it on random input).
+type attrSyntax struct {
+	src          bool // src attributes too, not only href
+	wordBoundary bool // \b before the name; else one of [\s"'], consumed
+	loose        bool // ["']?[^"'\s<>]+ value; else quoted or unquoted (DefaultLinkRegex)
+}
+
+// scanned maps the link regexes that have a scanner to its syntax.
+var scanned = map[string]attrSyntax{
+	"":               {src: true},
+	DefaultLinkRegex: {src: true},
+	HrefLinkRegex:    {wordBoundary: true, loose: true},
+}
+
+// baseSyntax finds <base href>: the href of DefaultLinkRegex.
+var baseSyntax = attrSyntax{}
+
+// isNetSpace is regexp2's (.NET's) \s: [\f\n\r\t\v\x85\p{Z}].
+func isNetSpace(r rune) bool {
+	switch r {
+	case ' ', '\t', '\n', '\r', '\f', '\v', 0x85:
+		return true
+	}
+	return r > 0x85 && unicode.Is(unicode.Z, r)
+}
+
+// isNetWord is regexp2's \w as \b sees it: letters, Mn, Nd, Pc, ZWJ, ZWNJ.
+func isNetWord(r rune) bool {
+	if r < utf8.RuneSelf {
+		return 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '_'
+	}
+	return unicode.IsLetter(r) || unicode.In(r, unicode.Mn, unicode.Nd, unicode.Pc) || r == 0x200c || r == 0x200d
+}
+
+// runeAt and runeBefore decode like getRunes: an invalid byte is U+FFFD.
+func runeAt(b []byte, i int) (rune, int) {
+	if c := b[i]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	return utf8.DecodeRune(b[i:])
+}
+
+func runeBefore(b []byte, i int) (rune, int) {
+	if c := b[i-1]; c < utf8.RuneSelf {
+		return rune(c), 1
+	}
+	r, w := utf8.DecodeLastRune(b[:i])
+	if r == utf8.RuneError && w <= 1 {
+		return r, 1
+	}
+	// DecodeLastRune may see a valid rune that forward decoding splits
+	// differently; trust forward decoding from its start.
+	if fr, fw := utf8.DecodeRune(b[i-w:]); fr != r || fw != w {
+		return utf8.RuneError, 1
+	}
+	return r, w
 }
 
 func lower(c byte) byte {
@@ -21,34 +83,52 @@ func lower(c byte) byte {
 	return c
 }
 
-// attrName reports whether body[:end] ends with name (lower case), case
-// insensitively, preceded by whitespace or a quote at or after from.
-func attrName(body []byte, end, from int, name string) bool {
+// nameStart returns where name (lower case) starts if body[:end] ends with
+// it case-insensitively, with the boundary syn requires, not before from;
+// else -1.
+func (syn attrSyntax) nameStart(body []byte, end, from int, name string) int {
 	s := end - len(name)
-	if s-1 < from {
-		return false
+	if s < from {
+		return -1
 	}
 	for i := 0; i < len(name); i++ {
 		if lower(body[s+i]) != name[i] {
-			return false
+			return -1
 		}
 	}
-	c := body[s-1]
-	return isSpace(c) || c == '"' || c == '\''
+	if syn.wordBoundary {
+		if s == 0 {
+			return s
+		}
+		if r, _ := runeBefore(body, s); isNetWord(r) {
+			return -1
+		}
+		return s
+	}
+	if s == from {
+		return -1 // the boundary character is consumed by the match
+	}
+	r, w := runeBefore(body, s)
+	if s-w < from || !(isNetSpace(r) || r == '"' || r == '\'') {
+		return -1
+	}
+	return s - w
 }
 
-// unquotedStop ends an unquoted attribute value.
-var unquotedStop = func() (t [256]bool) {
-	for _, c := range []byte(" \t\n\r\f\v\"'<>`") {
-		t[c] = true
+// valueStop ends an unquoted (or loose) value.
+func (syn attrSyntax) valueStop(r rune) bool {
+	switch r {
+	case '"', '\'', '<', '>':
+		return true
+	case '`':
+		return !syn.loose
 	}
-	return t
-}()
+	return isNetSpace(r)
+}
 
-// scanAttrs calls fn with the value of each href or src attribute (href
-// only with hrefOnly) in body, with the semantics of DefaultLinkRegex; fn
-// returns false to stop.
-func scanAttrs(body []byte, hrefOnly bool, fn func([]byte) bool) {
+// scanAttrs calls fn with the value of each attribute syn describes, in
+// order, as its regex would find them; fn returns false to stop.
+func scanAttrs(body []byte, syn attrSyntax, fn func([]byte) bool) {
 	from := 0 // end of the last match: matches do not overlap
 	for pos := 0; ; {
 		i := bytes.IndexByte(body[pos:], '=')
@@ -58,22 +138,31 @@ func scanAttrs(body []byte, hrefOnly bool, fn func([]byte) bool) {
 		eq := pos + i
 		pos = eq + 1
 		j := eq
-		for j > from && isSpace(body[j-1]) {
-			j--
+		for j > from {
+			r, w := runeBefore(body, j)
+			if !isNetSpace(r) {
+				break
+			}
+			j -= w
 		}
-		if !attrName(body, j, from, "href") && (hrefOnly || !attrName(body, j, from, "src")) {
+		if syn.nameStart(body, j, from, "href") < 0 && (!syn.src || syn.nameStart(body, j, from, "src") < 0) {
 			continue
 		}
 		k := eq + 1
-		for k < len(body) && isSpace(body[k]) {
-			k++
+		for k < len(body) {
+			r, w := runeAt(body, k)
+			if !isNetSpace(r) {
+				break
+			}
+			k += w
 		}
 		if k >= len(body) {
 			return
 		}
 		var val []byte
-		switch q := body[k]; q {
-		case '"', '\'':
+		q := body[k]
+		switch {
+		case (q == '"' || q == '\'') && !syn.loose:
 			e := bytes.IndexByte(body[k+1:], q)
 			if e < 0 {
 				continue
@@ -81,9 +170,16 @@ func scanAttrs(body []byte, hrefOnly bool, fn func([]byte) bool) {
 			val = body[k+1 : k+1+e]
 			pos = k + 2 + e
 		default:
+			if syn.loose && (q == '"' || q == '\'') {
+				k++
+			}
 			e := k
-			for e < len(body) && !unquotedStop[body[e]] {
-				e++
+			for e < len(body) {
+				r, w := runeAt(body, e)
+				if syn.valueStop(r) {
+					break
+				}
+				e += w
 			}
 			if e == k {
 				continue
@@ -106,24 +202,36 @@ func baseHref(body []byte) []byte {
 			return nil
 		}
 		pos += i + 1
-		if len(body)-pos < 5 || lower(body[pos]) != 'b' || lower(body[pos+1]) != 'a' ||
-			lower(body[pos+2]) != 's' || lower(body[pos+3]) != 'e' || !isSpace(body[pos+4]) {
-			if len(body)-pos >= 4 && lower(body[pos]) == 'b' && lower(body[pos+1]) == 'o' &&
-				lower(body[pos+2]) == 'd' && lower(body[pos+3]) == 'y' {
-				return nil // <base> belongs in <head>
-			}
+		if hasWord(body[pos:], "body") {
+			return nil // <base> belongs in <head>
+		}
+		if !hasWord(body[pos:], "base") || len(body)-pos < 5 {
 			continue
 		}
 		end := bytes.IndexByte(body[pos:], '>')
 		if end < 0 {
 			return nil
 		}
-		tag := body[pos+4 : pos+end]
 		var href []byte
-		scanAttrs(tag, true, func(v []byte) bool { href = v; return false })
+		scanAttrs(body[pos+4:pos+end], baseSyntax, func(v []byte) bool { href = v; return false })
 		if href != nil {
 			return href
 		}
 		pos += end
 	}
+}
+
+// hasWord reports whether b starts with the tag name w (lower case), case
+// insensitively, followed by a space, '/' or '>'.
+func hasWord(b []byte, w string) bool {
+	if len(b) <= len(w) {
+		return false
+	}
+	for i := 0; i < len(w); i++ {
+		if lower(b[i]) != w[i] {
+			return false
+		}
+	}
+	c := b[len(w)]
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '/' || c == '>'
 }

@@ -43,7 +43,8 @@ type LinkConfig struct {
 // Link is the link scraper (site mirroring): items are URLs; links found in
 // a page are resolved, normalised, scoped and returned one level deeper.
 type Link struct {
-	link     *matcher // nil: scanAttrs
+	link     *matcher // nil: scanAttrs with syntax
+	syntax   attrSyntax
 	exclude  *matcher
 	hosts    hostSet
 	prefixes []string
@@ -71,7 +72,9 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("scraper.scope.max_depth: %d is negative", cfg.MaxDepth)
 	}
 	var err error
-	if cfg.LinkRegex != "" {
+	if syn, ok := scanned[cfg.LinkRegex]; ok {
+		l.syntax = syn
+	} else {
 		if l.link, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
 			return nil, err
 		}
@@ -213,7 +216,7 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 		return true
 	}
 	if l.link == nil {
-		scanAttrs(resp.Body, false, visit)
+		scanAttrs(resp.Body, l.syntax, visit)
 	} else if err := l.link.each(ctx, resp.Body, visit); err != nil {
 		return nil, err
 	}

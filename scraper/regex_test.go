@@ -91,34 +91,41 @@ func TestRE2FastPathAgrees(t *testing.T) {
 	}
 }
 
-// TestScannerAgreesWithDefaultRegex checks scanAttrs against
-// DefaultLinkRegex (run by regexp2) on hand-made and random ASCII HTML.
-func TestScannerAgreesWithDefaultRegex(t *testing.T) {
-	m, err := compileMatcher("test", DefaultLinkRegex, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := &matcher{field: m.field, timeout: m.timeout, rx: m.rx}
+// TestScannerAgreesWithRegex checks scanAttrs against the regexes it
+// stands for (run by regexp2) on hand-made and random input.
+func TestScannerAgreesWithRegex(t *testing.T) {
 	cases := []string{
 		`<a href="/x">`, `<a href='/y'>`, `<a href=/z>`, `<a href = "/sp" >`, `<IMG SRC=a.png>`,
 		`<a href="a"src="b">`, `<a href="a" src="b">`, `<a data-href="/no">`, `<a href=>`, `<a href="unterminated`,
 		`<a href="x"href="y"href=z>`, `href="nostart"`, ` href=`, ` href= `, "<a\nhref\n=\n'/nl'>", `<a href="" src=''>`,
-		`<a title="x=1" href="/t">`, `<a href=/u?a=b&c=d>`, `<a href=a'b>`, "<a href=`tick`>",
+		`<a title="x=1" href="/t">`, `<a href=/u?a=b&c=d>`, `<a href=a'b>`, "<a href=`tick`>", "é href=x", "\u200dhref=x",
+		"\u00a0href=\u00a0x\u00a0y", "\xffhref=\xff", "\xe2\x80href=x", "<a href=\"caf\xe9\">",
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	atoms := []string{"<a ", " href", "HREF", " src", "=", " = ", `"`, `'`, "/p", "x", " ", "\n", ">", "<", "`", "data-", "?q=1&amp;r"}
-	for i := 0; i < 3000; i++ {
+	atoms := []string{"<a ", " href", "HREF", " src", "SrC", "=", " = ", `"`, `'`, "/p", "x", " ", "\n", ">", "<", "`",
+		"data-", "?q=1&amp;r", "é", "\u00a0", "\u2028", "\u200d", "\xff", "\xe2\x80", "_", "9", "\x85", "\u0085"}
+	for i := 0; i < 4000; i++ {
 		var b strings.Builder
 		for j := rng.IntN(20); j >= 0; j-- {
 			b.WriteString(atoms[rng.IntN(len(atoms))])
 		}
 		cases = append(cases, b.String())
 	}
-	for _, c := range cases {
-		var got []string
-		scanAttrs([]byte(c), false, func(v []byte) bool { got = append(got, string(v)); return true })
-		if want := collect(t, ref, c); !slices.Equal(got, want) {
-			t.Fatalf("on %q:\nscanner %q\nregex   %q", c, got, want)
+	for expr, syn := range scanned {
+		if expr == "" {
+			continue
+		}
+		ref, err := compileMatcher("test", expr, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref.re2 = nil
+		for _, c := range cases {
+			var got []string
+			scanAttrs([]byte(c), syn, func(v []byte) bool { got = append(got, string(v)); return true })
+			if want := collect(t, ref, c); !slices.Equal(got, want) {
+				t.Fatalf("%s on %q:\nscanner %q\nregex   %q", expr, c, got, want)
+			}
 		}
 	}
 }
