@@ -201,7 +201,7 @@ func (rp *replay) apply(b []byte) error {
 			m.added, m.done, m.rangeIDs = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
 		case opSnapFPs:
 			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
-				m.seen.fps[Fingerprint{Hi: d.uint64(), Lo: d.uint64()}] = struct{}{}
+				m.seen.fps.add(Fingerprint{Hi: d.uint64(), Lo: d.uint64()})
 			}
 		case opSnapChunk:
 			key, n, kind := d.uvarint(), int(d.uvarint()), d.byte()

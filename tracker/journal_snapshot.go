@@ -77,12 +77,12 @@ func (m *Memory) writeSnapshot(path string, gen uint64) (int64, error) {
 		}
 		b, n = b[:0], 0
 	}
-	for fp := range m.seen.fps {
+	m.seen.fps.each(func(fp Fingerprint) {
 		b = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(b, fp.Hi), fp.Lo)
 		if n++; n == perFrame {
 			flushFPs()
 		}
-	}
+	})
 	flushFPs()
 	for key, c := range m.seen.ids.chunks {
 		p := binary.AppendUvarint(binary.AppendUvarint([]byte{opSnapChunk}, key), uint64(c.n))

@@ -1,0 +1,202 @@
+package tracker
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestIDBitmap checks the sparse bitmap against a plain map, across the
+// array-to-bitmap switch of a chunk and across chunks.
+func TestIDBitmap(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	b := idBitmap{chunks: map[uint64]*idChunk{}}
+	ref := map[uint64]bool{}
+	ids := []uint64{0, 1, 65535, 65536, 1 << 32, math.MaxUint64}
+	for range 12000 { // > arrayMax in chunk 0, sparse elsewhere
+		ids = append(ids, uint64(rng.IntN(70000)))
+	}
+	for range 100 {
+		ids = append(ids, rng.Uint64())
+	}
+	for _, id := range ids {
+		if got, want := b.add(id), !ref[id]; got != want {
+			t.Fatalf("add(%d) = %v, want %v", id, got, want)
+		}
+		ref[id] = true
+	}
+	if b.chunks[0].bits == nil {
+		t.Fatal("a dense chunk stayed an array")
+	}
+	for range 5000 {
+		id := uint64(rng.IntN(80000))
+		if b.has(id) != ref[id] {
+			t.Fatalf("has(%d) = %v", id, b.has(id))
+		}
+	}
+	for _, r := range []Range{{0, 0}, {0, 69999}, {100, 200}, {60000, 70000}, {65530, 65600}, {0, math.MaxUint64}, {1 << 32, 1 << 32}} {
+		var want uint64
+		for id := range ref {
+			if id >= r.Lo && id <= r.Hi {
+				want++
+			}
+		}
+		if got := b.count(r); got != want {
+			t.Errorf("count(%v) = %d, want %d", r, got, want)
+		}
+	}
+}
+
+func TestIntervals(t *testing.T) {
+	tests := []struct {
+		name      string
+		add       []Range
+		r         Range
+		wantParts []Range
+		wantAfter intervals
+	}{
+		{"empty", nil, Range{5, 10}, []Range{{5, 10}}, intervals{{5, 10}}},
+		{"inside", []Range{{1, 100}}, Range{5, 10}, nil, intervals{{1, 100}}},
+		{"overlap left", []Range{{10, 20}}, Range{5, 15}, []Range{{5, 9}}, intervals{{5, 20}}},
+		{"overlap both", []Range{{10, 20}, {30, 40}}, Range{15, 35}, []Range{{21, 29}}, intervals{{10, 40}}},
+		{"cover all", []Range{{10, 20}, {30, 40}}, Range{1, 50}, []Range{{1, 9}, {21, 29}, {41, 50}}, intervals{{1, 50}}},
+		{"adjacent merge", []Range{{1, 4}, {11, 20}}, Range{5, 10}, []Range{{5, 10}}, intervals{{1, 20}}},
+		{"apart", []Range{{1, 4}}, Range{6, 10}, []Range{{6, 10}}, intervals{{1, 4}, {6, 10}}},
+		{"top of space", []Range{{math.MaxUint64 - 1, math.MaxUint64}}, Range{math.MaxUint64 - 5, math.MaxUint64}, []Range{{math.MaxUint64 - 5, math.MaxUint64 - 2}}, intervals{{math.MaxUint64 - 5, math.MaxUint64}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var iv intervals
+			for _, r := range tt.add {
+				iv.add(r)
+			}
+			parts := iv.add(tt.r)
+			if fmt.Sprint(parts) != fmt.Sprint(tt.wantParts) || fmt.Sprint(iv) != fmt.Sprint(tt.wantAfter) {
+				t.Fatalf("add(%v) = %v, now %v; want %v, now %v", tt.r, parts, iv, tt.wantParts, tt.wantAfter)
+			}
+			for id := tt.r.Lo; id <= tt.r.Lo+3 && id >= tt.r.Lo; id++ {
+				if !iv.contains(id) {
+					t.Fatalf("contains(%d) = false after adding %v", id, tt.r)
+				}
+			}
+		})
+	}
+}
+
+func TestMemoryRejectsBadArguments(t *testing.T) {
+	m, err := NewMemory(MemoryConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name   string
+		worker string
+		n      int
+		ttl    int64
+	}{{"no worker", "", 1, 1e9}, {"n=0", "w", 0, 1e9}, {"ttl=0", "w", 1, 0}} {
+		if _, err := m.Checkout(ctx, tt.worker, tt.n, time.Duration(tt.ttl)); err == nil {
+			t.Errorf("%s: Checkout accepted it", tt.name)
+		}
+	}
+	if err := m.AddRange(ctx, Range{0, math.MaxUint64}); err == nil {
+		t.Error("AddRange accepted a range of 2^64 IDs")
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := m.Add(cancelled, []Item{{Key: "a"}}); err == nil {
+		t.Error("Add ignored a cancelled context")
+	}
+}
+
+// TestDedupFootprint: dedup must stay far below the ~100 B per item of a
+// set of strings: a fingerprint per URL, about a bit per dense numeric ID.
+func TestDedupFootprint(t *testing.T) {
+	const urls, ids = 300_000, 2_000_000
+	s := newSeenSet()
+	s.fps.add(Fingerprint{}) // the fixed bucket array (1.5 MiB) is not per URL
+	before := heapBytes()
+	for i := range urls {
+		s.add(fmt.Sprintf("https://example.org/section-%d/some/page-%09d.html", i%100, i))
+	}
+	perURL := float64(heapBytes()-before) / urls
+	before = heapBytes()
+	for i := 0; i < ids; i += 10 { // 1 in 10 of a dense space, added one by one
+		s.add(strconv.Itoa(i))
+	}
+	perID := float64(heapBytes()-before) * 8 / (ids / 10)
+	t.Logf("dedup: %.1f B per URL, %.1f bits per numeric ID", perURL, perID)
+	if perURL > 24 { // a map[Fingerprint]struct{} costs ~46 B here
+		t.Errorf("a URL costs %.1f B of dedup, want <= 24", perURL)
+	}
+	if perID > 16 {
+		t.Errorf("a numeric ID costs %.1f bits of dedup, want <= 16", perID)
+	}
+	runtime.KeepAlive(&s)
+}
+
+// TestMemoryDoneKeepsFingerprint: once done, an item costs the tracker its
+// fingerprint and nothing more (not its key, not its lease).
+func TestMemoryDoneKeepsFingerprint(t *testing.T) {
+	const n = 100_000
+	m, err := NewMemory(MemoryConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	m.seen.fps.add(Fingerprint{}) // allocate the fixed bucket array outside the measure
+	before := heapBytes()
+	batch := make([]Item, 0, 1000)
+	for i := 0; i < n; i += 1000 {
+		batch = batch[:0]
+		for k := i; k < i+1000; k++ {
+			batch = append(batch, Item{Key: fmt.Sprintf("https://example.org/section-%d/some/page-%09d.html", k%100, k)})
+		}
+		if _, err := m.Add(context.Background(), batch); err != nil {
+			t.Fatal(err)
+		}
+		drainAll(t, m)
+	}
+	perURL := float64(heapBytes()-before) / n
+	t.Logf("%.1f B per done URL", perURL)
+	if perURL > 24 {
+		t.Errorf("a done URL costs %.1f B, want <= 24 (its fingerprint and slack)", perURL)
+	}
+	runtime.KeepAlive(m)
+}
+
+func drainAll(t *testing.T, m *Memory) {
+	t.Helper()
+	ctx := context.Background()
+	for range 1000 {
+		ls, err := m.Checkout(ctx, "w", 1000, 60e9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ls) == 0 {
+			return
+		}
+		cs := make([]Completion, len(ls))
+		for i, l := range ls {
+			cs[i] = Completion{Lease: l}
+		}
+		if err := m.Complete(ctx, cs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Fatal("drainAll: queue does not empty")
+}
+
+func heapBytes() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapAlloc)
+}
