@@ -38,6 +38,10 @@ test-short: deps
 bench: deps
 	$(GO) test -run XXX -bench . -benchmem ./...
 
+## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes)
+bench-tracker: redis-server
+	$(GO) run ./internal/cmd/bench-tracker
+
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
