@@ -1,0 +1,122 @@
+package tracker_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// fuzzClock is moved by the fuzz target so a retry is due without sleeping.
+type fuzzClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *fuzzClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *fuzzClock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// FuzzRedisItemRoundTrip sends any item through the Lua-facing encodings of
+// the Redis tracker and back, against a real redis-server: the pending entry
+// (bare key, or "\3depth:attempts:key" for keys starting with a tag byte),
+// the lease record ("attempts:depth:#worker:<worker><key>"), the delayed
+// entry of a retry, and the dedup of numeric IDs (bitmap), huge IDs and
+// strings (fingerprints). The key, depth and attempts must come back
+// exactly, whatever the bytes of key and worker; a key is new exactly once.
+func FuzzRedisItemRoundTrip(f *testing.F) {
+	for _, s := range []struct {
+		key, worker string
+		depth       uint16
+	}{
+		{"https://example.org/", "w1", 0}, {"42", "w", 3}, {"0", "w", 0}, {"007", "w", 0},
+		{"18446744073709551615", "w:1:x", 1}, {"18446744073709551616", "w", 0}, {"1099511627776", "w", 2},
+		{"\x01odd", "w", 0}, {"\x02" + "1:5", "w", 0}, {"\x03" + "9:9:x", "w", 0}, {"\x04", "\x03", 7},
+		{"a:b:c", "12:x", 65535}, {"%d %s \x00 \xff", "", 1}, {"é🙂", "ünï", 0},
+	} {
+		f.Add(s.key, s.worker, s.depth)
+	}
+	srv := redistest.Start(f, redistest.Options{})
+	clock := &fuzzClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	ctx := context.Background()
+	r, err := tracker.NewRedis(ctx, tracker.RedisConfig{URL: srv.URL(0), Crawl: "fuzz",
+		Options: tracker.Options{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Second, Clock: clock}})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { r.Close() })
+	seen := map[string]bool{}
+
+	f.Fuzz(func(t *testing.T, key, worker string, depth uint16) {
+		if worker == "" {
+			worker = "w"
+		}
+		it := tracker.Item{Key: key, Depth: int(depth)}
+		n, err := r.Add(ctx, []tracker.Item{it})
+		if key == "" || len(key) > tracker.MaxKeyLen {
+			if !errors.Is(err, tracker.ErrInvalidItem) {
+				t.Fatalf("Add(%q): err %v, want ErrInvalidItem", key, err)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("Add(%q): %v", key, err)
+		}
+		if want := map[bool]int{true: 0, false: 1}[seen[key]]; n != want {
+			t.Fatalf("Add(%q) new=%d, want %d (seen before: %v)", key, n, want, seen[key])
+		}
+		if seen[key] {
+			return
+		}
+		seen[key] = true
+
+		lease := checkoutOne(t, r, worker, key, int(depth), 1)
+		if err := r.Fail(ctx, []tracker.Failure{{Lease: lease, Reason: "fuzz: retry " + key}}); err != nil {
+			t.Fatalf("Fail(%q): %v", key, err)
+		}
+		clock.advance(2 * time.Second)
+		if _, err := r.Requeue(ctx, tracker.RequeueOptions{}); err != nil {
+			t.Fatalf("Requeue: %v", err)
+		}
+		lease = checkoutOne(t, r, worker, key, int(depth), 2)
+		if err := r.Complete(ctx, []tracker.Completion{{Lease: lease}}); err != nil {
+			t.Fatalf("Complete(%q): %v", key, err)
+		}
+		st, err := r.Stats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Pending != 0 || st.Leased != 0 || st.Delayed != 0 || st.Done != int64(len(seen)) {
+			t.Fatalf("after %q: stats %+v, want only %d done", key, st, len(seen))
+		}
+	})
+}
+
+func checkoutOne(t *testing.T, r tracker.Tracker, worker, key string, depth, attempts int) tracker.Lease {
+	t.Helper()
+	ls, err := r.Checkout(context.Background(), worker, 2, time.Minute)
+	if err != nil {
+		t.Fatalf("Checkout(%q): %v", key, err)
+	}
+	if len(ls) != 1 {
+		t.Fatalf("Checkout after adding %q: %d leases %+v, want 1", key, len(ls), ls)
+	}
+	l := ls[0]
+	if l.Key != key || l.Depth != depth || l.Attempts != attempts || l.Worker != worker {
+		t.Fatalf("round trip of key %q depth %d attempt %d worker %q: got key %q depth %d attempt %d worker %q",
+			key, depth, attempts, worker, l.Key, l.Depth, l.Attempts, l.Worker)
+	}
+	return l
+}
