@@ -46,5 +46,9 @@ lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
 
+## demo: a real crawl of the shipped fixture site (memory tracker, file saver)
+demo: build
+	./examples/demo.sh
+
 clean:
 	rm -rf bin

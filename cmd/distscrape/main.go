@@ -1,4 +1,110 @@
-// Command distscrape is a distributed scraper and crawler.
+// Command distscrape is a distributed scraper and crawler: a central tracker
+// leases URLs or IDs to stateless workers that fetch, scrape and save them.
+//
+// See README.md for the commands and the config file.
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/distscrape/distscrape/internal/config"
+)
+
+// Exit codes (DESIGN.md "Command line").
+const (
+	exitOK      = 0
+	exitRuntime = 1
+	exitUsage   = 2
+)
+
+// version is set with -ldflags "-X main.version=...".
+var version = "dev"
+
+// usageError marks bad usage (exit 2) as opposed to a runtime failure (exit 1).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+func main() {
+	os.Exit(run(os.Args, os.Stdin))
+}
+
+func run(args []string, stdin *os.File) int {
+	// The first SIGINT/SIGTERM asks for a graceful stop; a second one exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // restore default handling...
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		<-ch // ...but exit with our own message and code
+		fmt.Fprintln(os.Stderr, "distscrape: second signal, exiting at once")
+		os.Exit(exitRuntime)
+	}()
+
+	app := newApp(stdin)
+	err := app.RunContext(ctx, args)
+	return exitCode(err)
+}
+
+func exitCode(err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var ec cli.ExitCoder
+	switch {
+	case errors.As(err, &ec):
+		if msg := err.Error(); msg != "" {
+			fmt.Fprintln(os.Stderr, "distscrape:", msg)
+		}
+		return ec.ExitCode()
+	case errors.Is(err, config.ErrInvalid), errors.As(err, new(usageError)):
+		fmt.Fprintln(os.Stderr, "distscrape:", err)
+		return exitUsage
+	default:
+		fmt.Fprintln(os.Stderr, "distscrape:", err)
+		return exitRuntime
+	}
+}
+
+var configFlag = &cli.StringFlag{
+	Name:    "config",
+	Aliases: []string{"c"},
+	Usage:   "the crawl's YAML config `FILE`",
+	EnvVars: []string{"DISTSCRAPE_CONFIG"},
+}
+
+func newApp(stdin *os.File) *cli.App {
+	return &cli.App{
+		Name:                 "distscrape",
+		Usage:                "a distributed scraper and crawler",
+		Version:              version,
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Description: `A tracker leases URLs or IDs to workers; each worker fetches them politely,
+finds new items with a scraper, saves the bodies, and reports back.
+One machine:  distscrape crawl -c crawl.yaml
+A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape worker -c fleet.yaml`,
+		// Usage errors from flag parsing exit 2 as well.
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		Commands: []*cli.Command{
+			crawlCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), statusCommand(),
+			failedCommand(), resetCommand(), checkCommand(), completionCommand(),
+		},
+		ExitErrHandler: func(*cli.Context, error) {}, // main decides the exit code
+		CommandNotFound: func(c *cli.Context, name string) {
+			fmt.Fprintf(os.Stderr, "distscrape: unknown command %q; see distscrape --help\n", name)
+			os.Exit(exitUsage)
+		},
+	}
+}

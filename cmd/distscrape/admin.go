@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+	"golang.org/x/term"
+
+	"github.com/distscrape/distscrape/tracker"
+)
+
+func requeueCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "requeue",
+		Usage: "put expired leases (default), one worker's leases, or the dead letters back in the queue",
+		Description: `Examples:
+   distscrape requeue -c fleet.yaml                    # every lease past its deadline
+   distscrape requeue -c fleet.yaml --worker host-42   # a worker you know is dead
+   distscrape requeue -c fleet.yaml --failed           # retry the dead letters`,
+		Flags: []cli.Flag{configFlag,
+			&cli.StringFlag{Name: "worker", Usage: "requeue every lease of worker `NAME`, expired or not"},
+			&cli.BoolFlag{Name: "failed", Usage: "requeue the dead letters (attempts reset)"},
+		},
+		Action: func(c *cli.Context) error {
+			if c.String("worker") != "" && c.Bool("failed") {
+				return usagef("--worker and --failed are exclusive")
+			}
+			tr, err := adminTracker(c, "requeue")
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			n, err := tr.Requeue(c.Context, tracker.RequeueOptions{Worker: c.String("worker"), Failed: c.Bool("failed")})
+			if err != nil {
+				return fmt.Errorf("requeue: %w", err)
+			}
+			fmt.Fprintf(os.Stdout, "requeued %d items\n", n)
+			return nil
+		},
+	}
+}
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "status",
+		Usage: "show where the crawl stands (counters kept by the tracker; O(1))",
+		Flags: []cli.Flag{configFlag,
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
+			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "refresh until interrupted"},
+			&cli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "refresh interval with --watch"},
+		},
+		Action: func(c *cli.Context) error {
+			tr, err := adminTracker(c, "status")
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			if !c.Bool("watch") {
+				st, err := tr.Stats(c.Context)
+				if err != nil {
+					return fmt.Errorf("status: %w", err)
+				}
+				return printStatus(os.Stdout, st, nil, c.Bool("json"))
+			}
+			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"))
+		},
+	}
+}
+
+// watchStatus refreshes in place on a terminal, one line per refresh otherwise.
+func watchStatus(ctx context.Context, tr tracker.Tracker, every time.Duration, asJSON bool) error {
+	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
+	var prev *tracker.Stats
+	var prevAt time.Time
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		st, err := tr.Stats(ctx)
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(os.Stderr, "status: %v (retrying)\n", err)
+		} else if err == nil {
+			var rate *float64
+			if prev != nil {
+				r := float64(st.Done-prev.Done) / time.Since(prevAt).Seconds()
+				rate = &r
+			}
+			if tty {
+				fmt.Fprint(os.Stdout, "\033[H\033[2J") // clear screen, cursor home
+			}
+			if err := printStatus(os.Stdout, st, rate, asJSON); err != nil {
+				return err
+			}
+			prev, prevAt = &st, time.Now()
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}
+
+func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(st)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "pending\tleased\tdelayed\tdone\tfailed\tadded\tworkers\t\n")
+	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", st.Pending, st.Leased, st.Delayed, st.Done, st.Failed, st.Added, st.Workers)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rate != nil {
+		fmt.Fprintf(w, "%.1f items/s\n", *rate)
+	}
+	return nil
+}
+
+func failedCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "failed",
+		Usage: "list the dead letters with their last error",
+		Flags: []cli.Flag{configFlag,
+			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
+			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all)"},
+		},
+		Action: func(c *cli.Context) error {
+			tr, err := adminTracker(c, "failed")
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			items, err := tr.Failed(c.Context, c.Int("limit"))
+			if err != nil {
+				return fmt.Errorf("failed: %w", err)
+			}
+			if c.Bool("json") {
+				enc := json.NewEncoder(os.Stdout)
+				for _, it := range items {
+					if err := enc.Encode(map[string]any{"item": it.Key, "depth": it.Depth, "attempts": it.Attempts,
+						"reason": it.Reason, "at": it.At.UTC().Format(time.RFC3339)}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			for _, it := range items {
+				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", it.Key, it.Attempts, it.At.UTC().Format(time.RFC3339), it.Reason)
+			}
+			fmt.Fprintf(os.Stderr, "%d dead letters; retry them with: distscrape requeue --failed\n", len(items))
+			return nil
+		},
+	}
+}
+
+func resetCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "reset",
+		Usage: "delete the crawl's tracker state (needs --yes)",
+		Flags: []cli.Flag{configFlag,
+			&cli.BoolFlag{Name: "yes", Usage: "really delete"},
+		},
+		Action: func(c *cli.Context) error {
+			if !c.Bool("yes") {
+				return usagef("reset deletes every item, lease and dead letter of the crawl: add --yes to confirm")
+			}
+			tr, err := adminTracker(c, "reset")
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			if err := tr.Reset(c.Context); err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
+			fmt.Fprintln(os.Stdout, "crawl state deleted")
+			return nil
+		},
+	}
+}
+
+func checkCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "check",
+		Usage: "validate the config and reach the tracker and the saver",
+		Flags: []cli.Flag{configFlag},
+		Action: func(c *cli.Context) error {
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stdout, "config ok: crawl %q, %s tracker, %s scraper, %s saver\n", cfg.Crawl, cfg.Tracker.Kind, cfg.Scraper.Kind, cfg.Saver.Kind)
+			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
+			defer cancel()
+			tr, err := openTracker(ctx, cfg)
+			if err != nil {
+				return fmt.Errorf("tracker: %w", err)
+			}
+			defer tr.Close()
+			st, err := tr.Stats(ctx)
+			if err != nil {
+				return fmt.Errorf("tracker: %w", err)
+			}
+			fmt.Fprintf(os.Stdout, "tracker ok: %d items added so far\n", st.Added)
+			if _, err := openScraper(cfg); err != nil {
+				return fmt.Errorf("scraper: %w", err)
+			}
+			sv, err := openSaver(ctx, cfg, "check")
+			if err != nil {
+				return fmt.Errorf("saver: %w", err)
+			}
+			if err := sv.Close(ctx); err != nil {
+				return fmt.Errorf("saver: %w", err)
+			}
+			fmt.Fprintf(os.Stdout, "saver ok: %s\n", outputLocation(cfg, "WORKER"))
+			return nil
+		},
+	}
+}
+
+func adminTracker(c *cli.Context, cmd string) (tracker.Tracker, error) {
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := sharedTracker(c.Context, cfg, cmd)
+	if err != nil {
+		return nil, err
+	}
+	return tr, nil
+}
+
+func completionCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "completion",
+		Usage:     "print a shell completion script (bash or zsh)",
+		ArgsUsage: "bash|zsh",
+		Description: `Example:
+   source <(distscrape completion bash)`,
+		Action: func(c *cli.Context) error {
+			switch c.Args().First() {
+			case "bash":
+				fmt.Fprint(os.Stdout, bashCompletion)
+			case "zsh":
+				fmt.Fprint(os.Stdout, zshCompletion)
+			default:
+				return usagef("completion: give bash or zsh")
+			}
+			return nil
+		},
+	}
+}
+
+// The scripts ask the binary itself (--generate-bash-completion, urfave/cli).
+const bashCompletion = `_distscrape() {
+  local cur opts
+  cur="${COMP_WORDS[COMP_CWORD]}"
+  opts=$("${COMP_WORDS[@]:0:$COMP_CWORD}" --generate-bash-completion 2>/dev/null)
+  COMPREPLY=($(compgen -W "${opts}" -- "${cur}"))
+  return 0
+}
+complete -o bashdefault -o default -F _distscrape distscrape
+`
+
+const zshCompletion = `#compdef distscrape
+_distscrape() {
+  local -a opts
+  opts=("${(@f)$(${words[@]:0:#words[@]-1} --generate-bash-completion)}")
+  _describe 'values' opts
+}
+compdef _distscrape distscrape
+`

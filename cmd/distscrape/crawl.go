@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/metrics"
+	"github.com/distscrape/distscrape/manager"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+func crawlCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "crawl",
+		Usage: "seed the crawl (if new) and work it in this one process until done",
+		Description: `Runs the whole crawl in one process, by default on the in-memory tracker.
+Example:
+   distscrape crawl -c examples/mirror.yaml`,
+		Flags: []cli.Flag{configFlag,
+			&cli.StringFlag{Name: "id", Usage: "worker `NAME` (default hostname-pid)"},
+			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
+		},
+		Action: func(c *cli.Context) error { return runWorker(c, true) },
+	}
+}
+
+func workerCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "worker",
+		Usage: "join a crawl on a shared tracker and work it",
+		Description: `Start as many workers as you like, on as many machines, against one Redis.
+A worker that dies loses nothing: its leases expire and go back to the queue.
+Example:
+   distscrape worker -c fleet.yaml --id scraper-07`,
+		Flags: []cli.Flag{configFlag,
+			&cli.StringFlag{Name: "id", Usage: "worker `NAME` (default hostname-pid)"},
+			&cli.BoolFlag{Name: "exit-when-done", Value: true, Usage: "exit once the crawl is done (false: keep polling for new work)"},
+			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
+		},
+		Action: func(c *cli.Context) error { return runWorker(c, false) },
+	}
+}
+
+// runWorker is crawl (one process, exits when done) and worker (one of a fleet).
+func runWorker(c *cli.Context, single bool) error {
+	if c.NArg() > 0 {
+		return usagef("unexpected arguments %q (items go to `distscrape seed`)", c.Args().Slice())
+	}
+	cfg, err := loadConfig(c)
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Log)
+	ctx := c.Context
+	if !single {
+		if err := requireShared(cfg, "worker"); err != nil {
+			return err
+		}
+	}
+	worker := c.String("id")
+	if worker == "" {
+		worker = defaultWorkerID()
+	}
+	log = log.With("crawl", cfg.Crawl)
+
+	tr, err := joinCrawl(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	sc, err := openScraper(cfg)
+	if err != nil {
+		return fmt.Errorf("scraper: %w", err)
+	}
+	fe, err := openFetcher(cfg, sc.InScope, log)
+	if err != nil {
+		return fmt.Errorf("fetch: %w", err)
+	}
+	sv, err := openSaver(ctx, cfg, worker)
+	if err != nil {
+		return fmt.Errorf("saver: %w", err)
+	}
+	mcfg := manager.Config{
+		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
+		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
+	}
+	var metricsErr chan error
+	if cfg.Metrics.Addr != "" {
+		m := metrics.New(cfg.Crawl, worker, tr.Stats)
+		mcfg.Observer = m
+		metricsErr = make(chan error, 1)
+		mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopMetrics()
+		go func() { metricsErr <- m.Serve(mctx, cfg.Metrics.Addr, log) }()
+	}
+	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
+	if err != nil {
+		return err
+	}
+	log.Info("worker starting", "worker", worker, "tracker", cfg.Tracker.Kind, "saver", cfg.Saver.Kind,
+		"concurrency", mcfg.Concurrency, "batch", mcfg.Batch)
+
+	prog := startProgress(ctx, tr, mgr, log, !c.Bool("no-progress"))
+	sum, runErr := mgr.Run(ctx)
+	prog.stop()
+	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	if err := sv.Close(closeCtx); err != nil {
+		runErr = errors.Join(runErr, fmt.Errorf("saver: close: %w", err))
+	}
+	if metricsErr != nil {
+		select {
+		case err := <-metricsErr:
+			if err != nil {
+				runErr = errors.Join(runErr, fmt.Errorf("metrics: %w", err))
+			}
+		default:
+		}
+	}
+	st, stErr := tr.Stats(closeCtx)
+	printSummary(os.Stdout, cfg, worker, sum, st, stErr, ctx.Err() != nil)
+	return runErr
+}
+
+// joinCrawl connects to the tracker and seeds a new crawl. A tracker that
+// is unreachable (Redis restarting, a network blip) is retried until it
+// comes back or the worker is stopped: a fleet must not die with its Redis.
+func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (tracker.Tracker, error) {
+	wait := time.Duration(0)
+	for {
+		tr, err := openTracker(ctx, cfg)
+		if err == nil {
+			var n int
+			if n, err = seedIfNew(ctx, tr, cfg); err == nil {
+				if n > 0 {
+					log.Info("seeded a new crawl", "items", n)
+				}
+				return tr, nil
+			}
+			tr.Close()
+		}
+		if !transient(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("tracker: %w", err)
+		}
+		wait = min(max(2*wait, 200*time.Millisecond), 5*time.Second)
+		log.Warn("tracker unreachable; retrying", "err", err, "in", wait)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("tracker: %w", err)
+		case <-time.After(wait):
+		}
+	}
+}
+
+// transient tells a tracker that is down or busy for now from one that
+// refuses us (bad password, evicting Redis): only the first is retried.
+func transient(err error) bool {
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return true
+	}
+	msg := err.Error()
+	for _, busy := range []string{"LOADING", "BUSY", "TRYAGAIN", "MASTERDOWN", "CLUSTERDOWN"} {
+		if strings.Contains(msg, busy+" ") {
+			return true
+		}
+	}
+	return false
+}
+
+// seedIfNew adds the config's seeds to a crawl that has never seen an item.
+// Add is idempotent, so two workers racing here do no harm.
+func seedIfNew(ctx context.Context, tr tracker.Tracker, cfg *config.Config) (int, error) {
+	st, err := tr.Stats(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("tracker: %w", err)
+	}
+	if st.Added > 0 || len(cfg.Scraper.Seeds) == 0 {
+		return 0, nil
+	}
+	items, err := seedItems(cfg, cfg.Scraper.Seeds)
+	if err != nil {
+		return 0, err
+	}
+	n, err := tr.Add(ctx, items)
+	if err != nil {
+		return 0, fmt.Errorf("tracker: add seeds: %w", err)
+	}
+	return n, nil
+}
+
+func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, stopped bool) {
+	state := "crawl done"
+	if stopped {
+		state = "stopped by signal"
+	}
+	rate := 0.0
+	if s.Elapsed > 0 {
+		rate = float64(s.Saved) / s.Elapsed.Seconds()
+	}
+	fmt.Fprintf(w, "\n%s: %s (worker %s)\n", cfg.Crawl, state, worker)
+	fmt.Fprintf(w, "  pages saved   %d (%s fetched) in %s, %.1f pages/s\n", s.Saved, humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate)
+	fmt.Fprintf(w, "  failures      %d reported by this worker (retryable or final), %d leases lost\n", s.Failed, s.LeaseLost)
+	if stErr == nil {
+		fmt.Fprintf(w, "  tracker       %d done, %d failed, %d pending, %d leased, %d delayed\n", st.Done, st.Failed, st.Pending, st.Leased, st.Delayed)
+	} else {
+		fmt.Fprintf(w, "  tracker       stats unavailable: %v\n", stErr)
+	}
+	fmt.Fprintf(w, "  output        %s\n", outputLocation(cfg, worker))
+	if st.Failed > 0 {
+		fmt.Fprintf(w, "  dead letters: distscrape failed -c <config>\n")
+	}
+}
+
+func outputLocation(cfg *config.Config, worker string) string {
+	s := cfg.Saver
+	switch s.Kind {
+	case "none":
+		return "none (discovery only)"
+	case "tar":
+		return "tar archive " + expandName(s.Path, cfg.Crawl, worker)
+	case "redis":
+		return "redis keys " + expandName(s.Key, cfg.Crawl, worker)
+	case "s3":
+		return fmt.Sprintf("s3://%s/%s%s", s.Bucket, s.Prefix, expandName(s.Key, cfg.Crawl, worker))
+	default:
+		return fmt.Sprintf("directory %s (%s layout)", s.Dir, s.Layout)
+	}
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

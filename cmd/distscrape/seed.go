@@ -1,0 +1,235 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/urlnorm"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// maxSeedLine bounds one line of a seed file; longer is an error, not a truncation.
+const maxSeedLine = 64 * 1024
+
+// seedBatch is how many items one Add carries.
+const seedBatch = 1000
+
+func seedCommand(stdin io.Reader) *cli.Command {
+	return &cli.Command{
+		Name:      "seed",
+		Usage:     "add items (URLs or IDs) to the crawl",
+		ArgsUsage: "[ITEM...]",
+		Description: `Items already seen are ignored, so seeding twice is harmless.
+Examples:
+   distscrape seed -c fleet.yaml https://example.org/
+   distscrape seed -c ids.yaml --file ids.txt      # one item per line; - reads stdin
+   distscrape seed -c ids.yaml --range 1-300000000 # numeric IDs, stored in O(1)`,
+		Flags: []cli.Flag{configFlag,
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read items from `FILE`, one per line (- for stdin)"},
+			&cli.StringFlag{Name: "range", Usage: "add the numeric IDs `A-B` (inclusive)"},
+		},
+		Action: func(c *cli.Context) error {
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			var rng *tracker.Range
+			if s := c.String("range"); s != "" {
+				r, err := parseRange(s)
+				if err != nil {
+					return usagef("--range: %v", err)
+				}
+				if cfg.Scraper.Kind != "id" {
+					return usagef("--range: numeric ranges are IDs, but scraper.kind is %q (use kind: id)", cfg.Scraper.Kind)
+				}
+				rng = &r
+			}
+			items, err := seedItems(cfg, c.Args().Slice())
+			if err != nil {
+				return usageError{err}
+			}
+			var file io.Reader
+			switch f := c.String("file"); f {
+			case "":
+			case "-":
+				file = stdin
+			default:
+				fh, err := os.Open(f)
+				if err != nil {
+					return usagef("--file: %v", err)
+				}
+				defer fh.Close()
+				file = fh
+			}
+			if rng == nil && file == nil && len(items) == 0 {
+				items, err = seedItems(cfg, cfg.Scraper.Seeds)
+				if err != nil {
+					return err
+				}
+				if len(items) == 0 {
+					return usagef("nothing to seed: give items, --file, --range, or scraper.seeds in the config")
+				}
+			}
+			tr, err := sharedTracker(c.Context, cfg, "seed")
+			if err != nil {
+				return err
+			}
+			defer tr.Close()
+			added, total := 0, 0
+			if len(items) > 0 {
+				n, err := tr.Add(c.Context, items)
+				if err != nil {
+					return fmt.Errorf("add: %w", err)
+				}
+				added, total = added+n, total+len(items)
+			}
+			if file != nil {
+				n, t, err := seedFile(c.Context, tr, cfg, file)
+				added, total = added+n, total+t
+				if err != nil {
+					fmt.Fprintf(os.Stdout, "added %d new items of %d read before the error\n", added, total)
+					return err
+				}
+			}
+			if rng != nil {
+				if err := tr.AddRange(c.Context, *rng); err != nil {
+					return fmt.Errorf("add range: %w", err)
+				}
+				fmt.Fprintf(os.Stdout, "added range %d-%d (%d IDs; IDs already seen are skipped when leased)\n", rng.Lo, rng.Hi, rng.Len())
+			}
+			if total > 0 {
+				fmt.Fprintf(os.Stdout, "added %d new items of %d\n", added, total)
+			}
+			return nil
+		},
+	}
+}
+
+// seedFile adds one item per line; blank lines are skipped; a bad line
+// stops the seed with its line number (everything before it is added).
+func seedFile(ctx context.Context, tr tracker.Tracker, cfg *config.Config, r io.Reader) (added, total int, err error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), maxSeedLine)
+	var batch []tracker.Item
+	flush := func() error {
+		if len(batch) == 0 {
+			return nil
+		}
+		n, err := tr.Add(ctx, batch)
+		if err != nil {
+			return fmt.Errorf("add: %w", err)
+		}
+		added, total, batch = added+n, total+len(batch), batch[:0]
+		return nil
+	}
+	line := 0
+	for sc.Scan() {
+		line++
+		raw := strings.TrimSpace(sc.Text())
+		if raw == "" || strings.HasPrefix(raw, "#") {
+			continue
+		}
+		it, err := seedItem(cfg, raw)
+		if err != nil {
+			return added, total, usagef("line %d: %v", line, err)
+		}
+		if batch = append(batch, it); len(batch) == seedBatch {
+			if err := flush(); err != nil {
+				return added, total, err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return added, total, usagef("line %d: longer than %d bytes", line+1, maxSeedLine)
+		}
+		return added, total, fmt.Errorf("read: %w", err)
+	}
+	return added, total, flush()
+}
+
+func seedItems(cfg *config.Config, raws []string) ([]tracker.Item, error) {
+	items := make([]tracker.Item, 0, len(raws))
+	for _, raw := range raws {
+		it, err := seedItem(cfg, strings.TrimSpace(raw))
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// seedItem checks one item: URLs of a link crawl are normalised exactly as
+// discovered links are, so the same page is never two items.
+func seedItem(cfg *config.Config, raw string) (tracker.Item, error) {
+	switch {
+	case raw == "":
+		return tracker.Item{}, errors.New("empty item")
+	case !utf8.ValidString(raw):
+		return tracker.Item{}, fmt.Errorf("item %q is not valid UTF-8", truncate(raw))
+	case strings.ContainsRune(raw, 0):
+		return tracker.Item{}, fmt.Errorf("item %q contains a NUL byte", truncate(raw))
+	case len(raw) > tracker.MaxKeyLen:
+		return tracker.Item{}, fmt.Errorf("item of %d bytes is longer than the limit of %d", len(raw), tracker.MaxKeyLen)
+	}
+	if cfg.Scraper.Kind == "id" {
+		if strings.ContainsAny(raw, " \t") {
+			return tracker.Item{}, fmt.Errorf("ID %q contains whitespace", truncate(raw))
+		}
+		return tracker.Item{Key: raw}, nil
+	}
+	u, err := urlnorm.Normalize(raw)
+	if err != nil {
+		return tracker.Item{}, fmt.Errorf("URL %q: %w", truncate(raw), err)
+	}
+	return tracker.Item{Key: u}, nil
+}
+
+// parseRange parses "A-B" with 0 ≤ A ≤ B < 2^64.
+func parseRange(s string) (tracker.Range, error) {
+	a, b, ok := strings.Cut(s, "-")
+	if !ok {
+		return tracker.Range{}, fmt.Errorf("%q is not A-B", s)
+	}
+	lo, err := strconv.ParseUint(strings.TrimSpace(a), 10, 64)
+	if err != nil {
+		return tracker.Range{}, fmt.Errorf("start %q: %w", a, numErr(err))
+	}
+	hi, err := strconv.ParseUint(strings.TrimSpace(b), 10, 64)
+	if err != nil {
+		return tracker.Range{}, fmt.Errorf("end %q: %w", b, numErr(err))
+	}
+	if lo > hi {
+		return tracker.Range{}, fmt.Errorf("start %d is greater than end %d", lo, hi)
+	}
+	if lo == 0 && hi == math.MaxUint64 {
+		return tracker.Range{}, errors.New("a range cannot cover every uint64 (its length overflows)")
+	}
+	return tracker.Range{Lo: lo, Hi: hi}, nil
+}
+
+func numErr(err error) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return fmt.Errorf("larger than %d", uint64(math.MaxUint64))
+	}
+	return errors.New("not a non-negative integer")
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}

@@ -1,0 +1,141 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/scraper"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// This file is the one place that chooses implementations from the config.
+
+// loadConfig reads -c/DISTSCRAPE_CONFIG; every problem is an ErrInvalid (exit 2).
+func loadConfig(c *cli.Context) (*config.Config, error) {
+	path := c.String("config")
+	if path == "" {
+		return nil, usagef("no config file: pass -c FILE or set DISTSCRAPE_CONFIG")
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg config.Log) *slog.Logger {
+	var level slog.Level
+	_ = level.UnmarshalText([]byte(cfg.Level)) // validated by config
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+func trackerOptions(cfg *config.Config) tracker.Options {
+	return tracker.Options{
+		MaxAttempts: cfg.Tracker.MaxAttempts,
+		BackoffBase: cfg.Tracker.Backoff.Base,
+		BackoffMax:  cfg.Tracker.Backoff.Max,
+	}
+}
+
+// openTracker connects to the crawl's tracker. The memory tracker lives in
+// this process only (optionally resumed from tracker.state).
+func openTracker(ctx context.Context, cfg *config.Config) (tracker.Tracker, error) {
+	switch cfg.Tracker.Kind {
+	case "redis":
+		return tracker.NewRedis(ctx, tracker.RedisConfig{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg)})
+	default:
+		return tracker.NewMemory(tracker.MemoryConfig{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
+	}
+}
+
+// sharedTracker is openTracker for the commands that only make sense on a
+// tracker other processes can see.
+func sharedTracker(ctx context.Context, cfg *config.Config, cmd string) (tracker.Tracker, error) {
+	if err := requireShared(cfg, cmd); err != nil {
+		return nil, err
+	}
+	return openTracker(ctx, cfg)
+}
+
+func requireShared(cfg *config.Config, cmd string) error {
+	if cfg.Tracker.Kind != "redis" && cfg.Tracker.State == "" {
+		return usagef("%s: tracker.kind is memory, which lives inside one `distscrape crawl` process; use tracker.kind: redis (or tracker.state to keep a memory crawl in a file)", cmd)
+	}
+	return nil
+}
+
+// expandName fills the placeholders known before any page is fetched, for display.
+func expandName(tmpl, crawl, worker string) string {
+	return strings.NewReplacer("{crawl}", crawl, "{worker}", worker).Replace(tmpl)
+}
+
+func openScraper(cfg *config.Config) (interface {
+	scraper.Scraper
+	InScope(*url.URL) bool
+}, error) {
+	s := cfg.Scraper
+	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
+	if s.Kind == "id" {
+		return scraper.NewID(scraper.IDConfig{IDRegex: s.IDRegex, DownloadURLFmt: s.DownloadURLFmt,
+			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v})
+	}
+	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
+		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
+		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v})
+}
+
+func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, log *slog.Logger) (*fetch.Client, error) {
+	f := cfg.Fetch
+	robots := f.Robots == nil || *f.Robots
+	return fetch.New(fetch.Config{
+		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
+		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
+		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,
+		InScope: inScope, Logger: log,
+	})
+}
+
+func openSaver(ctx context.Context, cfg *config.Config, worker string) (saver.Saver, error) {
+	s := cfg.Saver
+	switch s.Kind {
+	case "none":
+		return saver.None(), nil
+	case "tar":
+		return saver.NewTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
+	case "redis":
+		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker})
+	case "s3":
+		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
+			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker})
+	default:
+		return saver.NewFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker})
+	}
+}
+
+// defaultWorkerID is hostname-pid: unique on a fleet, readable in status.
+func defaultWorkerID() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		h = "worker"
+	}
+	h = strings.Map(func(r rune) rune {
+		if r == '.' || r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+			return r
+		}
+		return '-'
+	}, h)
+	return fmt.Sprintf("%s-%d", h, os.Getpid())
+}

@@ -1,0 +1,321 @@
+// Package e2e runs the distscrape binary as real processes against the
+// fixture site and private redis-server instances, end to end.
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/test/fixturesite"
+	"github.com/distscrape/distscrape/test/testbin"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testbin.Cleanup()
+	os.Exit(code)
+}
+
+const runTimeout = 3 * time.Minute
+
+func startSite(t *testing.T, opts fixturesite.Options) *fixturesite.Site {
+	t.Helper()
+	s := fixturesite.New(opts)
+	if _, err := s.Start("127.0.0.1:0"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// crawlConfig is a config file for the fixture site; extra is appended
+// YAML (sections given there replace the defaults below).
+type crawlConfig struct {
+	Crawl, Tracker, Scraper, Fetch, Saver string
+}
+
+func (c crawlConfig) write(t *testing.T, dir string) string {
+	t.Helper()
+	if c.Crawl == "" {
+		c.Crawl = "e2e"
+	}
+	if c.Fetch == "" {
+		c.Fetch = "fetch: {concurrency: 16, per_host_concurrency: 16, timeout: 10s}"
+	}
+	body := strings.Join([]string{"crawl: " + c.Crawl, c.Tracker, c.Scraper, c.Fetch, c.Saver, "log: {level: warn}"}, "\n") + "\n"
+	p := filepath.Join(dir, "crawl.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func linkScraper(site *fixturesite.Site) string {
+	return fmt.Sprintf("scraper: {kind: link, seeds: [%q], link_regex: 'href=\"([^\"]+)\"'}", site.URL()+"/")
+}
+
+func redisTracker(s *redistest.Server, ttl string) string {
+	return fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: %s, batch: 8, max_attempts: 2, backoff: {base: 20ms, max: 50ms}}", s.URL(0), ttl)
+}
+
+// mirrorFiles checks that every page is saved once, with its body, in the
+// mirror layout, and that nothing else is there.
+func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
+	t.Helper()
+	fs, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: "mirror", Crawl: "e2e", Worker: "check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{}
+	for _, u := range site.Pages() {
+		rel := fs.Path(&saver.Page{Key: u, URL: u})
+		want[filepath.Clean(rel)] = true
+		got, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			t.Errorf("page %s: %v", u, err)
+			continue
+		}
+		body, _, _ := site.Body(strings.TrimPrefix(u, site.URL()))
+		if string(got) != string(body) {
+			t.Errorf("page %s: saved body differs from the served one (%d vs %d bytes)", u, len(got), len(body))
+		}
+	}
+	fs.Close(t.Context())
+	var extra []string
+	filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && d.Name() == saver.MetaDir {
+			return filepath.SkipDir
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if !d.IsDir() && !want[rel] {
+			extra = append(extra, rel)
+		}
+		return nil
+	})
+	if len(extra) > 0 {
+		t.Errorf("files that are no page of the site: %v", extra)
+	}
+}
+
+func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats {
+	t.Helper()
+	r := cmd.Run(t, time.Minute, "status", "-c", cfg, "--json")
+	if r.Code != 0 {
+		t.Fatalf("status: %s", r)
+	}
+	var st tracker.Stats
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.Stdout)
+	}
+	return st
+}
+
+func TestMirrorOneProcess(t *testing.T) {
+	site := startSite(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: file, dir: out, layout: mirror}",
+	}.write(t, dir)
+	r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg)
+	if r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	mirrorFiles(t, filepath.Join(dir, "out"), site)
+	pages := len(site.Pages())
+	for _, want := range []string{fmt.Sprintf("pages saved   %d ", pages), fmt.Sprintf("%d done, 5 failed, 0 pending, 0 leased, 0 delayed", pages)} {
+		if !strings.Contains(r.Stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.Stdout)
+		}
+	}
+	for _, u := range site.Pages() {
+		if n := site.Requests(strings.TrimPrefix(u, site.URL())); n != 1 {
+			t.Errorf("%s fetched %d times, want once", u, n)
+		}
+	}
+}
+
+// tarEntries lists the entries of every archive matching glob, with the system tar.
+func tarEntries(t *testing.T, glob string) []string {
+	t.Helper()
+	files, _ := filepath.Glob(glob)
+	if len(files) == 0 {
+		t.Fatalf("no archive matches %s", glob)
+	}
+	var names []string
+	for _, f := range files {
+		out, err := exec.Command("tar", "-tf", f).Output()
+		if err != nil {
+			t.Fatalf("tar -tf %s: %v", f, err)
+		}
+		for _, n := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			if n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// expectOnce checks that got holds every name of want exactly once, and nothing else.
+func expectOnce(t *testing.T, got, want []string) {
+	t.Helper()
+	count := map[string]int{}
+	for _, n := range got {
+		count[n]++
+	}
+	for _, n := range want {
+		if count[n] != 1 {
+			t.Errorf("%s: %d copies, want exactly 1", n, count[n])
+		}
+		delete(count, n)
+	}
+	if len(count) > 0 {
+		t.Errorf("unexpected entries: %v", count)
+	}
+}
+
+func entryNames(site *fixturesite.Site, urls []string) []string {
+	tr, _ := saver.NewTar(saver.TarConfig{Path: filepath.Join(os.TempDir(), "names-only.tar"), Crawl: "x", Worker: "x"})
+	defer func() { tr.Close(context.Background()); os.Remove(filepath.Join(os.TempDir(), "names-only.tar")) }()
+	out := make([]string, len(urls))
+	for i, u := range urls {
+		out[i] = tr.Name(&saver.Page{Key: u, URL: u})
+	}
+	return out
+}
+
+func TestIDDiscoveryTarGz(t *testing.T) {
+	site := startSite(t, fixturesite.Options{IDs: 150})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, batch: 16}",
+		Scraper: fmt.Sprintf("scraper: {kind: id, seeds: ['1'], download_url_fmt: %q, id_regex: 'data-id=\"(\\d+)\"'}", site.ItemURLFormat()),
+		Saver:   "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar.gz'}",
+	}.write(t, dir)
+	r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "solo")
+	if r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	var urls []string
+	for _, id := range site.ExpectedIDs() {
+		urls = append(urls, strings.ReplaceAll(site.ItemURLFormat(), "{id}", id))
+	}
+	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-solo*.tar.gz")), entryNames(site, urls))
+}
+
+func TestFleetOfThreeWorkers(t *testing.T) {
+	site := startSite(t, fixturesite.Options{Pages: 400, Latency: time.Millisecond})
+	rs := redistest.Start(t, redistest.Options{})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: redisTracker(rs, "30s"),
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar'}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 || !strings.Contains(r.Stdout, "added 1 new items of 1") {
+		t.Fatalf("seed: %s", r)
+	}
+	var ws []*testbin.Proc
+	for i := range 3 {
+		ws = append(ws, cmd.Start(t, "worker", "-c", cfg, "--id", fmt.Sprintf("w%d", i)))
+	}
+	for _, w := range ws {
+		if r := w.Wait(t, runTimeout); r.Code != 0 {
+			t.Fatalf("%s: %s", w.Name, r)
+		}
+	}
+	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-w*.tar")), entryNames(site, site.Pages()))
+	st := status(t, cmd, cfg)
+	if st.Pending != 0 || st.Leased != 0 || st.Done != int64(len(site.Pages())) {
+		t.Fatalf("status %+v; want 0 pending, 0 leased, %d done", st, len(site.Pages()))
+	}
+}
+
+func TestKilledWorkerLosesNothing(t *testing.T) {
+	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
+	rs := redistest.Start(t, redistest.Options{})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: redisTracker(rs, "3s"),
+		Scraper: linkScraper(site),
+		Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
+		Saver:   "saver: {kind: file, dir: out}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
+		t.Fatalf("seed: %s", r)
+	}
+	victim := cmd.Start(t, "worker", "-c", cfg, "--id", "victim")
+	testbin.WaitFor(t, time.Minute, "the victim to complete 20 pages", func() bool { return status(t, cmd, cfg).Done >= 20 })
+	if victim.Exited() {
+		t.Fatal("the victim finished before it could be killed; make the site slower")
+	}
+	victim.Signal(syscall.SIGKILL)
+	<-victim.Done()
+	held := status(t, cmd, cfg).Leased
+	if held == 0 {
+		t.Fatal("the killed worker held no lease; the test proves nothing")
+	}
+	r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--worker", "victim")
+	if r.Code != 0 || !strings.Contains(r.Stdout, fmt.Sprintf("requeued %d items", held)) {
+		t.Fatalf("requeue --worker victim (held %d): %s", held, r)
+	}
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "survivor"); r.Code != 0 {
+		t.Fatalf("survivor: %s", r)
+	}
+	mirrorFiles(t, filepath.Join(dir, "out"), site)
+	if st := status(t, cmd, cfg); st.Done != int64(len(site.Pages())) || st.Leased != 0 {
+		t.Fatalf("status %+v", st)
+	}
+}
+
+func TestSIGTERMLeavesNoLease(t *testing.T) {
+	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
+	rs := redistest.Start(t, redistest.Options{})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: redisTracker(rs, "5m"), // a long TTL: only a clean stop frees the leases
+		Scraper: linkScraper(site),
+		Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
+		Saver:   "saver: {kind: file, dir: out}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
+		t.Fatalf("seed: %s", r)
+	}
+	w := cmd.Start(t, "worker", "-c", cfg, "--id", "stopped")
+	testbin.WaitFor(t, time.Minute, "20 pages done", func() bool { return status(t, cmd, cfg).Done >= 20 })
+	if w.Exited() {
+		t.Fatal("the worker finished before the signal; make the site slower")
+	}
+	w.Signal(syscall.SIGTERM)
+	if r := w.Wait(t, 30*time.Second); r.Code != 0 || !strings.Contains(r.Stdout, "stopped by signal") {
+		t.Fatalf("worker after SIGTERM: %s", r)
+	}
+	if st := status(t, cmd, cfg); st.Leased != 0 {
+		t.Fatalf("status after SIGTERM %+v: leases left behind", st)
+	}
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "rerun"); r.Code != 0 {
+		t.Fatalf("rerun: %s", r)
+	}
+	mirrorFiles(t, filepath.Join(dir, "out"), site)
+}
