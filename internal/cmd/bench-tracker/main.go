@@ -10,11 +10,13 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/signal"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -59,6 +61,15 @@ func run(ctx context.Context, scale int) error {
 		return err
 	}
 	defer srv.Kill()
+	// Interrupted: stop the private server too, then exit.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		srv.Kill()
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}()
 	b := &bench{ctx: ctx, c: redis.NewClient(&redis.Options{Addr: srv.Addr()}), url: srv.URL(0)}
 	defer b.c.Close()
 	v, _ := b.c.Info(ctx, "server").Result()
