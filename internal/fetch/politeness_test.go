@@ -107,9 +107,15 @@ type stamps struct {
 	at       []time.Time
 	inflight int
 	maxIn    int
+	full     chan struct{} // closed when inflight first reaches want
+	want     int
 }
 
-func (s *stamps) handler(hold time.Duration) http.HandlerFunc {
+// handler answers every request; with want > 0, requests wait (at most 5
+// s) until want are in flight at once, so that a limit of want is
+// reached for sure and any excess would show.
+func (s *stamps) handler(want int) http.HandlerFunc {
+	s.want, s.full = want, make(chan struct{})
 	return func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/robots.txt" {
 			io.WriteString(w, "User-agent: *\nCrawl-delay: 0.2\n")
@@ -119,8 +125,21 @@ func (s *stamps) handler(hold time.Duration) http.HandlerFunc {
 		s.at = append(s.at, time.Now())
 		s.inflight++
 		s.maxIn = max(s.maxIn, s.inflight)
+		if s.want > 0 && s.inflight == s.want {
+			select {
+			case <-s.full:
+			default:
+				close(s.full)
+			}
+		}
 		s.mu.Unlock()
-		time.Sleep(hold) // the server is slow; requests pile up at the client
+		if s.want > 0 {
+			select {
+			case <-s.full:
+			case <-time.After(5 * time.Second):
+			}
+			time.Sleep(5 * time.Millisecond) // hold the slot a little: excess would pile in
+		}
 		s.mu.Lock()
 		s.inflight--
 		s.mu.Unlock()
@@ -169,29 +188,24 @@ func repeat(u string, n int) []string {
 
 func TestPerHostConcurrency(t *testing.T) {
 	var s stamps
-	srv := newServer(t, s.handler(30*time.Millisecond))
+	srv := newServer(t, s.handler(3))
 	c := newClient(t, Config{Concurrency: 16, PerHostConcurrency: 3})
 	fetchAll(t, c, repeat(srv.URL+"/p", 24))
-	if s.maxIn > 3 || s.maxIn < 2 {
-		t.Fatalf("max in flight on the host = %d, want 2..3", s.maxIn)
+	if s.maxIn != 3 {
+		t.Fatalf("max in flight on the host = %d, want 3", s.maxIn)
 	}
 }
 
 func TestGlobalConcurrency(t *testing.T) {
-	// Two hosts, counted together: Concurrency bounds the sum.
-	var in, maxIn atomic.Int32
-	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		n := in.Add(1)
-		for m := maxIn.Load(); n > m && !maxIn.CompareAndSwap(m, n); m = maxIn.Load() {
-		}
-		time.Sleep(30 * time.Millisecond) // a slow server
-		in.Add(-1)
-	})
+	// Two hosts (two servers), one handler counting both: Concurrency
+	// bounds the sum.
+	var s stamps
+	h := s.handler(3)
 	a, b := newServer(t, h), newServer(t, h)
 	c := newClient(t, Config{Concurrency: 3, PerHostConcurrency: 3})
 	fetchAll(t, c, append(repeat(a.URL+"/p", 12), repeat(b.URL+"/p", 12)...))
-	if m := maxIn.Load(); m > 3 || m < 2 {
-		t.Fatalf("max in flight overall = %d, want 2..3", m)
+	if s.maxIn != 3 {
+		t.Fatalf("max in flight overall = %d, want 3", s.maxIn)
 	}
 }
 
@@ -226,38 +240,6 @@ func TestRobotsCrawlDelay(t *testing.T) {
 	}
 }
 
-func TestProxyUsed(t *testing.T) {
-	target := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		io.WriteString(w, "from target "+r.URL.Path)
-	}))
-	var proxied atomic.Int32
-	// A real forward proxy: absolute-form request in, request to the origin out.
-	proxy := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !r.URL.IsAbs() {
-			http.Error(w, "not a proxy request", http.StatusBadRequest)
-			return
-		}
-		proxied.Add(1)
-		out, _ := http.NewRequestWithContext(r.Context(), r.Method, r.URL.String(), nil)
-		resp, err := http.DefaultTransport.RoundTrip(out)
-		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadGateway)
-			return
-		}
-		defer resp.Body.Close()
-		w.WriteHeader(resp.StatusCode)
-		io.Copy(w, resp.Body)
-	}))
-	c := newClient(t, Config{Proxies: []string{proxy.URL}})
-	resp, err := get(t, c, target.URL+"/via")
-	if err != nil {
-		t.Fatalf("Fetch via proxy: %v", err)
-	}
-	if string(resp.Body) != "from target /via" || proxied.Load() != 1 {
-		t.Fatalf("body %q, proxied %d times", resp.Body, proxied.Load())
-	}
-}
-
 func TestHeadersAndUserAgent(t *testing.T) {
 	var got http.Header
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got = r.Header.Clone() }))
@@ -287,5 +269,29 @@ func TestClosed(t *testing.T) {
 	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:1/", nil)
 	if _, err := c.Fetch(context.Background(), req); !errors.Is(err, ErrClosed) {
 		t.Fatalf("Fetch after Close: %v", err)
+	}
+}
+
+func TestRobotsOnRedirectHopAndOnceUnderLoad(t *testing.T) {
+	var robotsHits atomic.Int32
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/robots.txt":
+			robotsHits.Add(1)
+			io.WriteString(w, "User-agent: *\nDisallow: /private\n")
+		case "/go-private":
+			http.Redirect(w, r, "/private/x", http.StatusFound)
+		default:
+			io.WriteString(w, "ok")
+		}
+	}))
+	c := newClient(t, DefaultConfig())
+	fetchAll(t, c, repeat(srv.URL+"/p", 16)) // 16 at once: robots.txt fetched once
+	if n := robotsHits.Load(); n != 1 {
+		t.Fatalf("robots.txt fetched %d times by 16 concurrent requests", n)
+	}
+	_, err := get(t, c, srv.URL+"/go-private")
+	if o := outcome(t, err); o.Reason() != "robots disallowed" || !o.Final() {
+		t.Fatalf("redirect into a disallowed path: %v", err)
 	}
 }
