@@ -70,6 +70,7 @@ var errTorn = errors.New("torn or corrupt frame")
 type journal struct {
 	path    string // the snapshot; the journal is path + ".journal"
 	f       *os.File
+	lock    *os.File // held until close (nil where flock is missing)
 	gen     uint64
 	buf     []byte // records of the frame being built
 	size    int64  // bytes in the journal file
@@ -239,6 +240,9 @@ func (j *journal) close() error {
 	err := j.f.Sync()
 	if cerr := j.f.Close(); err == nil {
 		err = cerr
+	}
+	if j.lock != nil {
+		_ = j.lock.Close() // releases the flock
 	}
 	if err != nil {
 		return fmt.Errorf("tracker: closing journal: %w", err)

@@ -23,17 +23,31 @@ func (m *Memory) openJournal(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("tracker: state: %w", err)
 	}
-	rp := &replay{m: m, items: map[string]*replayItem{}}
-	gen, err := rp.loadSnapshot(path)
+	lock, err := lockState(path)
 	if err != nil {
 		return err
 	}
-	if err := rp.loadJournal(path+".journal", gen); err != nil {
+	unlock := func() {
+		if lock != nil {
+			_ = lock.Close()
+		}
+	}
+	rp := &replay{m: m, items: map[string]*replayItem{}}
+	gen, err := rp.loadSnapshot(path)
+	if err == nil {
+		err = rp.loadJournal(path+".journal", gen)
+	}
+	if err != nil {
+		unlock()
 		return err
 	}
 	rp.finish()
-	m.j = &journal{path: path, gen: gen}
+	m.j = &journal{path: path, gen: gen, lock: lock}
 	if err := m.compact(); err != nil {
+		if m.j.f != nil {
+			_ = m.j.f.Close()
+		}
+		unlock()
 		return err
 	}
 	return nil

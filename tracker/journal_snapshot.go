@@ -133,6 +133,7 @@ func (m *Memory) writeSnapshot(path string, gen uint64) (int64, error) {
 		w.err = os.Rename(tmp, path)
 	}
 	if w.err != nil {
+		_ = os.Remove(tmp) // a failed snapshot must not fill the disk further
 		return 0, fmt.Errorf("tracker: writing state snapshot: %w", w.err)
 	}
 	return w.n, syncDir(path)

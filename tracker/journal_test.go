@@ -263,3 +263,19 @@ func TestJournalReset(t *testing.T) {
 		t.Fatalf("after Reset and restart: %+v", s)
 	}
 }
+
+// TestJournalLocked: a second process (or tracker) on the same state file is
+// refused while the first holds it, and accepted once it is closed.
+func TestJournalLocked(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state")
+	m := openState(t, path, SystemClock{})
+	_, err := NewMemory(MemoryConfig{StatePath: path})
+	if err == nil {
+		t.Fatal("two trackers opened one state file")
+	}
+	t.Logf("error: %v", err)
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	openState(t, path, SystemClock{}).Close()
+}

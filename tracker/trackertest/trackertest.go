@@ -11,8 +11,11 @@
 // tested by moving time, never by sleeping.
 //
 // Points of the contract the suite pins down (beyond tracker.go):
-//   - a lease expires when the clock is past its Deadline; an expired lease
-//     that was not yet requeued may still be completed by its holder;
+//   - a lease expires when the clock is past its Deadline; whether its holder
+//     may still use it before it is requeued is left to the implementation
+//     (the suite never relies on either);
+//   - Requeue counts every item it moved, to pending or (attempts used up)
+//     to failed;
 //   - a retryable failure is delayed by Options.Backoff (within
 //     Options.BackoffBounds), at least the failure's RetryAfter; a delayed item
 //     that is due returns to pending through Requeue or Checkout;

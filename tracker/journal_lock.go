@@ -1,0 +1,28 @@
+//go:build linux || darwin || freebsd || netbsd || openbsd || dragonfly
+
+package tracker
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// lockState takes an exclusive lock on path+".lock" for the life of the
+// tracker: two processes appending to one journal would corrupt it. The
+// kernel drops the lock when the process dies, SIGKILL included.
+func lockState(path string) (*os.File, error) {
+	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("tracker: state: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("tracker: state %s is in use by another process (one crawl per state file)", path)
+		}
+		return nil, fmt.Errorf("tracker: state: locking %s.lock: %w", path, err)
+	}
+	return f, nil
+}

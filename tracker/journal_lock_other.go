@@ -1,0 +1,8 @@
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
+
+package tracker
+
+import "os"
+
+// lockState is a no-op where flock(2) is missing: run one process per state file.
+func lockState(string) (*os.File, error) { return nil, nil }
