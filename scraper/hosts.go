@@ -2,6 +2,7 @@ package scraper
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"strings"
 
@@ -9,15 +10,17 @@ import (
 )
 
 // hostSet is the scope's hosts: an entry with a port matches that
-// host:port only; without, any port; "*.example.org" matches example.org
-// and its subdomains. An empty set matches every host.
+// host:port only (the scheme's default port when the URL names none);
+// without, any port; "*.example.org" matches example.org and its
+// subdomains. An empty set matches every host.
 type hostSet struct {
-	exact    map[string]bool // host or host:port
+	any      map[string]bool // host name, any port
+	ports    map[string]bool // net.JoinHostPort(name, port)
 	suffixes []string        // ".example.org"
 }
 
 func newHostSet(hosts, seeds []string) (hostSet, error) {
-	hs := hostSet{exact: make(map[string]bool)}
+	hs := hostSet{any: make(map[string]bool), ports: make(map[string]bool)}
 	if len(hosts) == 0 {
 		for i, s := range seeds {
 			n, err := urlnorm.Normalize(s)
@@ -25,41 +28,64 @@ func newHostSet(hosts, seeds []string) (hostSet, error) {
 				return hs, fmt.Errorf("scraper.seeds[%d]: %w", i, err)
 			}
 			u, _ := url.Parse(n)
-			hs.exact[u.Host] = true // with its port, if the seed names one
+			if p := u.Port(); p != "" {
+				hs.ports[net.JoinHostPort(u.Hostname(), p)] = true // the seed's port only
+			} else {
+				hs.any[u.Hostname()] = true
+			}
 		}
 		return hs, nil
 	}
 	for i, h := range hosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if strings.HasPrefix(h, "*.") {
-			h = h[1:]
+		bad := func(err error) error {
+			return fmt.Errorf("scraper.scope.hosts[%d]: %q is not a host (write example.org, example.org:8080 or *.example.org): %w", i, hosts[i], err)
 		}
-		if strings.HasPrefix(h, ".") {
-			if len(h) < 2 {
-				return hs, fmt.Errorf("scraper.scope.hosts[%d]: %q is not a host", i, hosts[i])
-			}
-			hs.suffixes = append(hs.suffixes, h)
-			hs.exact[h[1:]] = true
-			continue
+		h = strings.TrimSpace(h)
+		if strings.ContainsAny(h, "/?#@ ") || h == "" {
+			return hs, bad(urlnorm.ErrInvalid)
 		}
-		if h == "" || strings.ContainsAny(h, "/?#@ ") {
-			return hs, fmt.Errorf("scraper.scope.hosts[%d]: %q is not a host (write example.org or example.org:8080)", i, hosts[i])
+		name, port := h, ""
+		if hp, p, err := net.SplitHostPort(h); err == nil {
+			name, port = hp, p
 		}
-		hs.exact[h] = true
+		wild := strings.HasPrefix(name, "*.") || strings.HasPrefix(name, ".")
+		name = strings.TrimPrefix(strings.TrimPrefix(name, "*"), ".")
+		n, err := urlnorm.Host(name)
+		if err != nil {
+			return hs, bad(err)
+		}
+		switch {
+		case wild:
+			hs.suffixes = append(hs.suffixes, "."+n)
+			hs.any[n] = true
+		case port != "":
+			hs.ports[net.JoinHostPort(n, port)] = true
+		default:
+			hs.any[n] = true
+		}
 	}
 	return hs, nil
 }
 
 func (hs hostSet) match(u *url.URL) bool {
-	if len(hs.exact) == 0 && len(hs.suffixes) == 0 {
-		return true
-	}
-	if hs.exact[u.Host] {
+	if len(hs.any) == 0 && len(hs.ports) == 0 && len(hs.suffixes) == 0 {
 		return true
 	}
 	name := u.Hostname()
-	if hs.exact[name] {
+	if hs.any[name] {
 		return true
+	}
+	if len(hs.ports) > 0 {
+		port := u.Port()
+		if port == "" {
+			port = "80"
+			if u.Scheme == "https" {
+				port = "443"
+			}
+		}
+		if hs.ports[net.JoinHostPort(name, port)] {
+			return true
+		}
 	}
 	for _, s := range hs.suffixes {
 		if strings.HasSuffix(name, s) {

@@ -268,3 +268,35 @@ func TestConfigErrorsNameTheField(t *testing.T) {
 		t.Fatalf("CompileRegex rejected a lookbehind: %v", err)
 	}
 }
+
+func TestHostSet(t *testing.T) {
+	tests := []struct {
+		hosts []string
+		url   string
+		want  bool
+	}{
+		{[]string{"Example.ORG"}, "http://example.org:8080/", true},
+		{[]string{"example.org:8080"}, "http://example.org:8080/", true},
+		{[]string{"example.org:8080"}, "http://example.org/", false},
+		{[]string{"example.org:80"}, "http://example.org/", true},
+		{[]string{"example.org:443"}, "https://example.org/", true},
+		{[]string{"*.example.org"}, "http://a.b.example.org/", true},
+		{[]string{"*.example.org"}, "http://example.org/", true},
+		{[]string{"*.example.org"}, "http://badexample.org/", false},
+		{[]string{"[::1]"}, "http://[::1]:9000/", true},
+		{[]string{"[::1]:9000"}, "http://[::1]:9000/", true},
+		{[]string{"::1"}, "http://[::1]/", true},
+		{[]string{"bücher.example"}, "http://xn--bcher-kva.example/", true},
+		{[]string{"127.0.0.1"}, "http://127.0.0.2/", false},
+	}
+	for _, tt := range tests {
+		hs, err := newHostSet(tt.hosts, nil)
+		if err != nil {
+			t.Fatalf("%v: %v", tt.hosts, err)
+		}
+		u, _ := url.Parse(tt.url)
+		if got := hs.match(u); got != tt.want {
+			t.Errorf("%v match %s = %v, want %v", tt.hosts, tt.url, got, tt.want)
+		}
+	}
+}

@@ -211,6 +211,15 @@ func setPath(u *url.URL, p string) error {
 	return nil
 }
 
+// Host returns the normal form of the host name h (no port): lower case,
+// punycode for an IDN, an IPv6 address without brackets in canonical form.
+func Host(h string) (string, error) {
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		h = h[1 : len(h)-1]
+	}
+	return normalizeHost(h)
+}
+
 // normalizeHost lower-cases h, converts an IDN to punycode and rejects a
 // host with characters no DNS name or IP literal has.
 func normalizeHost(h string) (string, error) {
