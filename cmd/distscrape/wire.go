@@ -29,6 +29,10 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A mistyped override would silently do nothing: say so.
+	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG") {
+		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
+	}
 	return cfg, nil
 }
 
