@@ -27,7 +27,8 @@ import (
 // Leases are not durable: at a restart, the items leased at the crash are
 // pending again, with the attempt they were on counted.
 
-// Journal record types; one frame holds any number of records.
+// Journal record types; one frame holds any number of records. The values
+// are on disk: append new ones, never renumber.
 const (
 	opHeader  byte = iota + 1 // magic, generation (first frame of a file)
 	opAdd                     // key, depth: a new item, pending

@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -92,8 +93,8 @@ func validate(items []Item) error {
 			return fmt.Errorf("%w: item %d: empty key", ErrInvalidItem, i)
 		case len(it.Key) > MaxKeyLen:
 			return fmt.Errorf("%w: item %d: key of %d bytes, longer than %d", ErrInvalidItem, i, len(it.Key), MaxKeyLen)
-		case it.Depth < 0:
-			return fmt.Errorf("%w: item %d (%.60q): negative depth %d", ErrInvalidItem, i, it.Key, it.Depth)
+		case it.Depth < 0 || it.Depth > math.MaxInt32:
+			return fmt.Errorf("%w: item %d (%.60q): depth %d out of range", ErrInvalidItem, i, it.Key, it.Depth)
 		}
 	}
 	return nil
@@ -200,9 +201,10 @@ func (m *Memory) Checkout(ctx context.Context, worker string, n int, ttl time.Du
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
 	m.workers[worker] = now.Add(ttl)
-	tokens := newTokens(n)
-	out := make([]Lease, 0, min(n, m.pending.len()+len(m.ranges)*n))
-	for len(out) < n {
+	k := int(min(int64(n), int64(m.pending.len())+m.rangeIDs)) // what can be leased
+	tokens := newTokens(k)
+	out := make([]Lease, 0, k)
+	for len(out) < k {
 		var q queued
 		if m.pending.len() > 0 {
 			q = m.pending.pop()

@@ -200,3 +200,55 @@ func heapBytes() int64 {
 	runtime.ReadMemStats(&ms)
 	return int64(ms.HeapAlloc)
 }
+
+// BenchmarkMemoryCheckout: checkout+complete of 64 costs the same with 10^4
+// or 10^6 items pending (O(batch), not O(queue)).
+func BenchmarkMemoryCheckout(b *testing.B) {
+	for _, pending := range []int{10_000, 1_000_000} {
+		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
+			m, err := NewMemory(MemoryConfig{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer m.Close()
+			ctx := context.Background()
+			items := make([]Item, pending)
+			for i := range items {
+				items[i] = Item{Key: fmt.Sprintf("https://example.org/%d", i)}
+			}
+			if _, err := m.Add(ctx, items); err != nil {
+				b.Fatal(err)
+			}
+			cs := make([]Completion, 0, 64)
+			for b.Loop() {
+				ls, err := m.Checkout(ctx, "w", 64, time.Minute)
+				if err != nil || len(ls) != 64 {
+					b.Fatalf("Checkout: %d, %v", len(ls), err)
+				}
+				cs = cs[:0]
+				for _, l := range ls {
+					cs = append(cs, Completion{Lease: l, Discovered: []Item{{Key: l.Key + "#again"}}}) // keeps the queue full
+				}
+				if err := m.Complete(ctx, cs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkMemoryAddRange: seeding 10^8 IDs is one entry.
+func BenchmarkMemoryAddRange(b *testing.B) {
+	m, err := NewMemory(MemoryConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.Close()
+	var lo uint64
+	for b.Loop() {
+		if err := m.AddRange(context.Background(), Range{Lo: lo, Hi: lo + 1e8 - 1}); err != nil {
+			b.Fatal(err)
+		}
+		lo += 1e8
+	}
+}
