@@ -35,7 +35,10 @@ func (e usageError) Unwrap() error { return e.error }
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
 
 func main() {
-	os.Exit(run(os.Args, os.Stdin))
+	stopProfiles := startProfiles() // benchmarks only (profile.go)
+	code := run(os.Args, os.Stdin)
+	stopProfiles()
+	os.Exit(code)
 }
 
 func run(args []string, stdin *os.File) int {
