@@ -35,8 +35,15 @@ test: deps
 test-short: deps
 	$(GO) test -race -short -count=1 ./...
 
-bench: deps
-	$(GO) test -run XXX -bench . -benchmem ./...
+## bench: the main module's micro-benchmarks (briefly), then distscrape against
+## Colly and asynq in one run on private local servers (bench/, BENCHMARKS.md):
+## tables in bin/bench-results.md, profiles of a crawl in bin/bench-profiles/
+BENCHTIME   ?= 100ms
+BENCH_FLAGS ?= -rounds 3
+bench: deps build
+	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./...
+	cd bench && $(GO) build -o ../bin/bench .
+	bin/bench -distscrape $(BIN) -out bin/bench-results.md -profile bin/bench-profiles $(BENCH_FLAGS)
 
 ## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes)
 bench-tracker: redis-server
