@@ -185,6 +185,12 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 			}
 		}
 	}
+	res, err := l.norm.NewResolver(base)
+	if err != nil {
+		l.log.Warn("page URL cannot be a base for its links", "url", item.Key, "err", err)
+		return nil, nil
+	}
+	baseIn := l.hosts.match(res.Base())
 	seen := make(map[string]struct{}, 64)
 	var items []tracker.Item
 	dropped := 0
@@ -197,11 +203,10 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 		if ref == "" || ref[0] == '#' {
 			return true
 		}
-		u, err := l.norm.Resolve(base, ref)
-		if err != nil || !l.hosts.match(u) {
+		s, u, err := res.Resolve(ref)
+		if err != nil || (u == nil && !baseIn) || (u != nil && !l.hosts.match(u)) {
 			return true
 		}
-		s := u.String()
 		if len(s) > tracker.MaxKeyLen || s == self || s == item.Key {
 			return true
 		}

@@ -74,6 +74,26 @@ func (o Options) Resolve(base *url.URL, ref string) (*url.URL, error) {
 	u := r
 	if base != nil {
 		u = base.ResolveReference(r)
+		// net/url's own dot-segment removal departs from RFC 3986 on empty
+		// segments ("/a/..//" gives "/", not "//"); merge the paths here
+		// and let normalizeURL remove dot segments as the RFC says.
+		full := r.EscapedPath()
+		if r.Scheme == "" && r.Host == "" && r.Opaque == "" && !strings.HasPrefix(full, "/") {
+			bp := base.EscapedPath()
+			if full == "" {
+				full = bp
+			} else {
+				if bp == "" && base.Host != "" {
+					bp = "/"
+				}
+				full = bp[:strings.LastIndexByte(bp, '/')+1] + full
+			}
+		}
+		if u.Opaque == "" {
+			if err := setPath(u, full); err != nil {
+				return nil, err
+			}
+		}
 	}
 	if err := o.normalizeURL(u); err != nil {
 		return nil, err
@@ -272,6 +292,7 @@ func init() {
 		}
 		pathChars[c] = unreserved[c] || strings.IndexByte("!$&'()*+,;=:@/", b) >= 0
 		queryChars[c] = pathChars[c] || b == '?'
+		plain[c] = queryChars[c] || b == '%'
 	}
 }
 

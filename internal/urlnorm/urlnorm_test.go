@@ -110,6 +110,9 @@ func FuzzNormalize(f *testing.F) {
 		f.Add(s)
 	}
 	base, _ := url.Parse("http://example.org/a/b?c")
+	for _, s := range []string{"x", "../y", "/z?q=1", "?only", "a:b", "1:b", "./c:d", "%zz/%41", "..", ".", "/./", "a b", "x#f", "http://example.org/a#b"} {
+		f.Add(s)
+	}
 	f.Fuzz(func(t *testing.T, s string) {
 		for _, o := range []Options{{}, {SortQuery: true}} {
 			n, err := o.Normalize(s)
@@ -126,6 +129,36 @@ func FuzzNormalize(f *testing.F) {
 					t.Fatalf("Resolve(%q) = %q, not normal: %q, %v", s, u, n3, err)
 				}
 			}
+			r, _ := o.NewResolver(base)
+			fs, _, ferr := r.Resolve(s)
+			if (ferr == nil) != (err == nil) || (err == nil && fs != u.String()) {
+				t.Fatalf("Resolver.Resolve(%q) = %q, %v; Resolve = %v, %v", s, fs, ferr, u, err)
+			}
 		}
 	})
+}
+
+func TestResolverAgrees(t *testing.T) {
+	refs := []string{"x", "../y", "/z?q=1&b=2", "?only", "a:b", "1:b", "./c:d", "%zz/%41", "..", ".", "/./", "a b",
+		"//other.example/x", "http://Example.org:80/p", "#f", "x#f", "/a/../../b", "q?", "d/e/./f/../g", "mailto:x", "é", "/%7e",
+		"x#frag", "x#a#b", "x#%zz", "x# sp", "http://example.org/abs?q#f", "http://example.org", "http://example.org?q", "https://example.org/x", "http://example.org:80/x"}
+	for _, b := range []string{"http://example.org/a/b?c", "HTTP://EXAMPLE.org:80/dir/", "https://h.test", "http://u:p@h.test/x"} {
+		base, _ := url.Parse(b)
+		for _, o := range []Options{{}, {SortQuery: true}} {
+			r, err := o.NewResolver(base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ref := range refs {
+				s, fu, ferr := r.Resolve(ref)
+				u, err := o.Resolve(base, ref)
+				if (ferr == nil) != (err == nil) || (err == nil && s != u.String()) {
+					t.Errorf("%s + %q: resolver %q, %v; Resolve %v, %v", b, ref, s, ferr, u, err)
+				}
+				if fu != nil && ferr == nil && fu.String() != s {
+					t.Errorf("%s + %q: url %v != %q", b, ref, fu, s)
+				}
+			}
+		}
+	}
 }
