@@ -88,7 +88,7 @@ type options struct {
 // Config.Timeout bounds each hop, not the wait for a free per-host slot.
 func (c *Client) Fetch(ctx context.Context, req *http.Request) (*Response, error) {
 	if c.closed.Load() {
-		return nil, &Error{reason: "closed", final: false, URL: req.URL.String(), Err: ErrClosed}
+		return nil, &Error{reason: "closed", final: false, URL: req.URL.Redacted(), Err: ErrClosed}
 	}
 	return c.do(ctx, req, options{
 		maxRedirects: c.cfg.MaxRedirects, maxBody: c.cfg.MaxBody,
@@ -103,22 +103,22 @@ func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Respons
 	for hop := 0; ; hop++ {
 		u := req.URL
 		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, &Error{reason: "bad scheme", final: true, URL: u.String(), Err: fmt.Errorf("%w: %q", ErrScheme, u.Scheme)}
+			return nil, &Error{reason: "bad scheme", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: %q", ErrScheme, u.Scheme)}
 		}
 		if u.Host == "" {
-			return nil, &Error{reason: "bad url", final: true, URL: u.String(), Err: fmt.Errorf("%w: no host", ErrScheme)}
+			return nil, &Error{reason: "bad url", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: no host", ErrScheme)}
 		}
 		if !c.cfg.AllowMetadata && literalMetadata(u) {
-			return nil, &Error{reason: "metadata address", final: true, URL: u.String(), Err: ErrMetadata}
+			return nil, &Error{reason: "metadata address", final: true, URL: u.Redacted(), Err: ErrMetadata}
 		}
 		if hop > 0 && o.scoped && c.cfg.InScope != nil && !c.cfg.InScope(u) {
-			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.String(), Err: ErrOutOfScope}
+			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(), Err: ErrOutOfScope}
 		}
 		var delay time.Duration
 		if o.robots {
 			d, err := c.robots.check(ctx, u)
 			if err != nil {
-				return nil, classify(ctx, u.String(), err)
+				return nil, classify(ctx, u.Redacted(), err)
 			}
 			delay = d
 		}
@@ -131,7 +131,7 @@ func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Respons
 			return resp, nil
 		}
 		if hop >= o.maxRedirects {
-			return nil, &Error{reason: "too many redirects", final: true, URL: u.String(),
+			return nil, &Error{reason: "too many redirects", final: true, URL: u.Redacted(),
 				Err: fmt.Errorf("%w: more than %d", ErrTooManyRedirects, max(o.maxRedirects, 0))}
 		}
 		req = next
@@ -144,21 +144,21 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	u := req.URL
 	release, err := c.hosts.acquire(ctx, u.Host, crawlDelay)
 	if err != nil {
-		return nil, nil, classify(ctx, u.String(), err)
+		return nil, nil, classify(ctx, u.Redacted(), err)
 	}
 	defer release()
 	select {
 	case c.global <- struct{}{}:
 		defer func() { <-c.global }()
 	case <-ctx.Done():
-		return nil, nil, classify(ctx, u.String(), ctx.Err())
+		return nil, nil, classify(ctx, u.Redacted(), ctx.Err())
 	}
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()
 	resp, err := c.hc.Do(req.WithContext(hctx))
 	if err != nil {
-		return nil, nil, classify(ctx, u.String(), causeOf(hctx, err))
+		return nil, nil, classify(ctx, u.Redacted(), causeOf(hctx, err))
 	}
 	defer resp.Body.Close()
 
@@ -169,7 +169,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 			drain(resp.Body)
 			next, err := redirectRequest(ctx, req, resp.StatusCode, loc)
 			if err != nil {
-				return nil, nil, &Error{reason: "bad redirect", final: true, URL: u.String(), Err: err}
+				return nil, nil, &Error{reason: "bad redirect", final: true, URL: u.Redacted(), Err: err}
 			}
 			return nil, next, nil
 		}
@@ -180,7 +180,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	}
 	body, err := readBody(resp, o.maxBody, o.truncate)
 	if err != nil {
-		e := classify(ctx, u.String(), causeOf(hctx, err))
+		e := classify(ctx, u.Redacted(), causeOf(hctx, err))
 		e.Status = resp.StatusCode
 		return nil, nil, e
 	}

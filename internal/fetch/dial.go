@@ -56,7 +56,7 @@ func parseProxies(list []string) ([]*url.URL, error) {
 	for i, p := range list {
 		u, err := url.Parse(p)
 		if err != nil {
-			return nil, fmt.Errorf("fetch.proxies[%d]: %w", i, err)
+			return nil, fmt.Errorf("fetch.proxies[%d]: not a valid URL", i) // the parse error would quote a password
 		}
 		switch u.Scheme {
 		case "http", "https", "socks5", "socks5h":

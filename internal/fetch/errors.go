@@ -84,7 +84,7 @@ func (e *Error) Reason() string { return e.reason }
 // are retryable (honouring Retry-After), other 4xx and 3xx final.
 func statusError(resp *http.Response, now time.Time) *Error {
 	code := resp.StatusCode
-	e := &Error{reason: "http " + strconv.Itoa(code), Status: code, URL: resp.Request.URL.String(),
+	e := &Error{reason: "http " + strconv.Itoa(code), Status: code, URL: resp.Request.URL.Redacted(),
 		Err: fmt.Errorf("%w: %s", ErrStatus, resp.Status)}
 	switch {
 	case code == http.StatusTooManyRequests || code == http.StatusRequestTimeout || code >= 500:

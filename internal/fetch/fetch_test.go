@@ -374,3 +374,15 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+func TestNoPasswordInErrors(t *testing.T) {
+	if _, err := New(Config{Proxies: []string{"http://user:s3cret@127.0.0.1:%zz"}}); err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("proxy error %v", err)
+	}
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
+	c := newClient(t, Config{})
+	_, err := get(t, c, strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)+"/x")
+	if err == nil || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("fetch error %v", err)
+	}
+}

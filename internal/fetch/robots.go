@@ -55,7 +55,7 @@ func (rc *robotsCache) check(ctx context.Context, u *url.URL) (time.Duration, er
 	}
 	if e.unavail != nil {
 		after := max(time.Until(e.expires), time.Second)
-		return 0, &Error{reason: e.unavail.reason, after: after, URL: u.String(), Err: e.unavail.Err}
+		return 0, &Error{reason: e.unavail.reason, after: after, URL: u.Redacted(), Err: e.unavail.Err}
 	}
 	if e.all || e.group == nil {
 		return 0, nil
@@ -65,7 +65,7 @@ func (rc *robotsCache) check(ctx context.Context, u *url.URL) (time.Duration, er
 		path += "?" + u.RawQuery
 	}
 	if !e.group.Test(path) {
-		return 0, &Error{reason: "robots disallowed", final: true, URL: u.String(), Err: ErrRobotsDisallowed}
+		return 0, &Error{reason: "robots disallowed", final: true, URL: u.Redacted(), Err: ErrRobotsDisallowed}
 	}
 	return min(e.group.CrawlDelay, maxCrawlDelay), nil
 }
@@ -126,12 +126,12 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 	case err == nil:
 		data, perr := robotstxt.FromBytes(resp.Body)
 		if perr != nil {
-			log.Warn("robots.txt unparsable, allowing all", "url", req.URL.String(), "err", perr)
+			log.Warn("robots.txt unparsable, allowing all", "url", req.URL.Redacted(), "err", perr)
 			e.all = true
 			return
 		}
 		e.group = data.FindGroup(rc.agent)
-		log.Debug("robots.txt loaded", "url", req.URL.String(), "crawl_delay", e.group.CrawlDelay)
+		log.Debug("robots.txt loaded", "url", req.URL.Redacted(), "crawl_delay", e.group.CrawlDelay)
 	case errors.As(err, &fe) && fe.Status >= 400 && fe.Status < 500 && fe.Status != http.StatusTooManyRequests:
 		e.all = true
 	default:
@@ -142,7 +142,7 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 			e.expires = time.Now().Add(max(rc.retry, retryAfterOf(err)))
 		}
 		e.unavail = &Error{reason: "robots unavailable", Err: fmt.Errorf("%w: %w", ErrRobotsUnavail, err)}
-		log.Info("robots.txt unavailable, host disallowed for now", "url", req.URL.String(), "err", err)
+		log.Info("robots.txt unavailable, host disallowed for now", "url", req.URL.Redacted(), "err", err)
 	}
 }
 
