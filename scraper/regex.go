@@ -44,8 +44,14 @@ func (e *RegexError) Unwrap() error { return e.Err }
 // CompileRegex compiles expr (Perl/.NET syntax, dlclark/regexp2) with a match
 // timeout (0: DefaultRegexTimeout). Errors name field; the config validator
 // uses it too.
-func CompileRegex(field, expr string, timeout time.Duration) (*regexp2.Regexp, error) {
-	re, err := regexp2.Compile(expr, regexp2.None)
+func CompileRegex(field, expr string, timeout time.Duration) (re *regexp2.Regexp, err error) {
+	defer func() {
+		// regexp2 has panicked on odd expressions; a bad config is an error.
+		if r := recover(); r != nil {
+			re, err = nil, &RegexError{Field: field, Expr: expr, Err: fmt.Errorf("cannot compile: %v", r)}
+		}
+	}()
+	re, err = regexp2.Compile(expr, regexp2.None)
 	if err != nil {
 		return nil, &RegexError{Field: field, Expr: expr, Err: err}
 	}
@@ -96,7 +102,8 @@ func (m *matcher) timeoutError() error {
 // each calls fn with the value of every match in body, in order: the first
 // capture group that took part in the match, else the whole match. fn
 // returns false to stop. A regex timeout is a final error.
-func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) error {
+func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) (err error) {
+	defer m.recoverPanic(&err)
 	if m.re2 != nil {
 		for _, loc := range m.re2.FindAllSubmatchIndex(body, -1) {
 			s, e := loc[0], loc[1]
@@ -114,7 +121,8 @@ func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) e
 	}
 	rs := getRunes(body)
 	defer putRunes(rs)
-	match, err := m.rx.FindRunesMatch(rs.runes)
+	var match *regexp2.Match
+	match, err = m.rx.FindRunesMatch(rs.runes)
 	for n := 0; match != nil && err == nil; n++ {
 		if n%256 == 255 && ctx.Err() != nil {
 			return ctx.Err()
@@ -139,14 +147,23 @@ func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) e
 	return nil
 }
 
+// recoverPanic turns a panic of the regex engine into a final error for
+// the page: one bad page must not crash the worker.
+func (m *matcher) recoverPanic(err *error) {
+	if r := recover(); r != nil {
+		*err = fetch.NewError("regex error", true, 0, fmt.Errorf("scraper: %s panicked: %v", m.field, r))
+	}
+}
+
 // match reports whether body matches.
-func (m *matcher) match(body []byte) (bool, error) {
+func (m *matcher) match(body []byte) (ok bool, err error) {
+	defer m.recoverPanic(&err)
 	if m.re2 != nil {
 		return m.re2.Match(body), nil
 	}
 	rs := getRunes(body)
 	defer putRunes(rs)
-	ok, err := m.rx.MatchRunes(rs.runes)
+	ok, err = m.rx.MatchRunes(rs.runes)
 	if err != nil {
 		return false, m.timeoutError()
 	}
