@@ -178,7 +178,10 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		drain(resp.Body)
 		return nil, nil, statusError(resp, time.Now())
 	}
-	body, err := readBody(resp, o.maxBody, o.truncate)
+	var body []byte
+	if req.Method != http.MethodHead {
+		body, err = readBody(resp, o.maxBody, o.truncate)
+	}
 	if err != nil {
 		e := classify(ctx, u.Redacted(), causeOf(hctx, err))
 		e.Status = resp.StatusCode

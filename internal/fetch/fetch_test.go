@@ -386,3 +386,16 @@ func TestNoPasswordInErrors(t *testing.T) {
 		t.Fatalf("fetch error %v", err)
 	}
 }
+
+func TestHead(t *testing.T) {
+	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "1234")
+		w.Header().Set("Content-Type", "application/pdf")
+	}))
+	c := newClient(t, Config{})
+	req, _ := http.NewRequest(http.MethodHead, srv.URL, nil)
+	resp, err := c.Fetch(context.Background(), req)
+	if err != nil || resp.Status != 200 || len(resp.Body) != 0 || resp.ContentType != "application/pdf" {
+		t.Fatalf("HEAD: %+v, %v", resp, err)
+	}
+}
