@@ -259,6 +259,9 @@ func normalizeHost(h string) (string, error) {
 			return "", fmt.Errorf("%w: host %q: %w", ErrInvalid, h, err)
 		}
 		h = a
+		if h == "" { // only ignorable code points, such as a soft hyphen
+			return "", fmt.Errorf("%w: empty host", ErrInvalid)
+		}
 	}
 	h = strings.ToLower(h)
 	for i := 0; i < len(h); i++ {
