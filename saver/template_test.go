@@ -40,3 +40,20 @@ func TestValidateTemplate(t *testing.T) {
 		}
 	}
 }
+
+func TestNone(t *testing.T) {
+	s := saver.None()
+	ctx := t.Context()
+	if err := s.Save(ctx, &saver.Page{Key: "k", Body: []byte("x")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Save(ctx, nil); !errors.Is(err, saver.ErrInvalidPage) {
+		t.Fatalf("Save(nil) = %v, want ErrInvalidPage", err)
+	}
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
