@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/internal/urlnorm"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -108,7 +109,8 @@ func (s *ID) Request(ctx context.Context, item tracker.Item) (*http.Request, err
 
 // InScope reports whether a download may redirect to u.
 func (s *ID) InScope(u *url.URL) bool {
-	return (u.Scheme == "http" || u.Scheme == "https") && s.hosts.match(u)
+	_, nu, ok := normalized(urlnorm.Options{}, u)
+	return ok && s.hosts.match(nu)
 }
 
 // Scrape validates resp and returns the new IDs it holds, deduplicated.

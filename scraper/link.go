@@ -95,9 +95,6 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 		if err != nil {
 			return nil, fmt.Errorf("scraper.scope.prefixes[%d]: %w", i, err)
 		}
-		if !strings.HasSuffix(p, "/") && strings.HasSuffix(n, "/") && strings.Count(n, "/") == 3 {
-			n = strings.TrimSuffix(n, "/") // "https://a.org" is a prefix of "https://a.org:8080/" too
-		}
 		l.prefixes = append(l.prefixes, n)
 	}
 	return l, nil
@@ -126,13 +123,19 @@ func newGet(ctx context.Context, raw string) (*http.Request, error) {
 // host, under an allowed prefix, not excluded. The fetcher uses it for
 // redirect hops too. Depth is checked by Scrape.
 func (l *Link) InScope(u *url.URL) bool {
-	if (u.Scheme != "http" && u.Scheme != "https") || !l.hosts.match(u) {
-		return false
+	n, nu, ok := normalized(l.norm, u)
+	return ok && l.hosts.match(nu) && l.inScopeString(n)
+}
+
+// normalized is u in normal form, as a string and parsed; the scope is
+// defined on normal forms (a redirect's Location is not one).
+func normalized(o urlnorm.Options, u *url.URL) (string, *url.URL, bool) {
+	n, err := o.Normalize(u.String())
+	if err != nil {
+		return "", nil, false
 	}
-	if len(l.prefixes) == 0 && l.exclude == nil {
-		return true
-	}
-	return l.inScopeString(u.String())
+	nu, err := url.Parse(n)
+	return n, nu, err == nil
 }
 
 func (l *Link) inScopeString(s string) bool {

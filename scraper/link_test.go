@@ -300,3 +300,23 @@ func TestHostSet(t *testing.T) {
 		}
 	}
 }
+
+func TestPrefixScope(t *testing.T) {
+	l, err := NewLink(LinkConfig{Seeds: []string{"https://a.org/"}, Hosts: []string{"*.a.org", "a.org.evil.com"}, Prefixes: []string{"HTTPS://A.org", "https://a.org/%7Edocs/"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for raw, want := range map[string]bool{
+		"https://a.org/x":           true,
+		"https://A.ORG:443/y":       true,
+		"https://a.org.evil.com/":   false,
+		"https://sub.a.org/~docs/":  false,
+		"http://a.org/x":            false,
+		"https://a.org/~docs/intro": true,
+	} {
+		u, _ := url.Parse(raw)
+		if got := l.InScope(u); got != want {
+			t.Errorf("InScope(%s) = %v, want %v", raw, got, want)
+		}
+	}
+}

@@ -208,6 +208,11 @@ func causeOf(ctx context.Context, err error) error {
 // drain reads a little of an unwanted body so the connection can be reused.
 func drain(r io.Reader) { _, _ = io.CopyN(io.Discard, r, 64<<10) }
 
+// defaultAccept is a browser's: some servers answer 406 without one.
+const defaultAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// setHeaders adds the configured headers, User-Agent, Accept and
+// Accept-Encoding to req, where it has none of its own.
 func (c *Client) setHeaders(req *http.Request) {
 	for k, v := range c.headers {
 		if _, ok := req.Header[k]; !ok {
@@ -216,6 +221,9 @@ func (c *Client) setHeaders(req *http.Request) {
 	}
 	if req.Header.Get("User-Agent") == "" {
 		req.Header.Set("User-Agent", c.cfg.UserAgent)
+	}
+	if req.Header.Get("Accept") == "" {
+		req.Header.Set("Accept", defaultAccept)
 	}
 	if req.Header.Get("Accept-Encoding") == "" {
 		req.Header.Set("Accept-Encoding", acceptEncoding)

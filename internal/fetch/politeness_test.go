@@ -255,6 +255,9 @@ func TestHeadersAndUserAgent(t *testing.T) {
 	if !strings.Contains(got.Get("Accept-Encoding"), "gzip") {
 		t.Fatalf("Accept-Encoding %q", got.Get("Accept-Encoding"))
 	}
+	if !strings.HasPrefix(got.Get("Accept"), "text/html") {
+		t.Fatalf("Accept %q", got.Get("Accept"))
+	}
 	if len(req.Header) != 1 {
 		t.Fatalf("caller's request was modified: %v", req.Header)
 	}
