@@ -142,6 +142,10 @@ func seedFile(ctx context.Context, tr tracker.Tracker, cfg *config.Config, r io.
 		}
 		it, err := seedItem(cfg, raw)
 		if err != nil {
+			// Add the good lines read so far, as promised, then stop.
+			if ferr := flush(); ferr != nil {
+				return added, total, ferr
+			}
 			return added, total, usagef("line %d: %v", line, err)
 		}
 		if batch = append(batch, it); len(batch) == seedBatch {
@@ -151,6 +155,9 @@ func seedFile(ctx context.Context, tr tracker.Tracker, cfg *config.Config, r io.
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if ferr := flush(); ferr != nil {
+			return added, total, ferr
+		}
 		if errors.Is(err, bufio.ErrTooLong) {
 			return added, total, usagef("line %d: longer than %d bytes", line+1, maxSeedLine)
 		}

@@ -1,0 +1,3 @@
+package badinput
+
+func redisCases() []hostile { return nil }

@@ -1,0 +1,3 @@
+package badinput
+
+func saverCases() []hostile { return nil }
