@@ -223,6 +223,9 @@ const (
 func toRE2(expr string) (string, bool) {
 	var b strings.Builder
 	inClass := false
+	// Case folding of Unicode classes differs ((?i)\p{Lu} matches "a" in
+	// RE2, not in .NET): that combination stays on regexp2.
+	caseless, classes := false, false
 	for i := 0; i < len(expr); i++ {
 		c := expr[i]
 		switch {
@@ -252,6 +255,10 @@ func toRE2(expr string) (string, bool) {
 				}
 			case 'b', 'B', 'Z', 'G', 'k', 'Q', 'E', 'x', 'u', 'c', 'e':
 				return "", false
+			case 'p', 'P':
+				classes = true
+				b.WriteByte('\\')
+				b.WriteByte(e)
 			default:
 				if '0' <= e && e <= '9' {
 					return "", false // backreference or octal
@@ -285,6 +292,7 @@ func toRE2(expr string) (string, bool) {
 		case c == '(' && i+1 < len(expr) && expr[i+1] == '?':
 			j := i + 2
 			for j < len(expr) && strings.IndexByte("ims-", expr[j]) >= 0 {
+				caseless = caseless || expr[j] == 'i'
 				j++
 			}
 			if j >= len(expr) || (expr[j] != ':' && expr[j] != ')') {
@@ -293,7 +301,7 @@ func toRE2(expr string) (string, bool) {
 		}
 		b.WriteByte(c)
 	}
-	if inClass {
+	if inClass || (caseless && classes) {
 		return "", false
 	}
 	return b.String(), true

@@ -57,6 +57,9 @@ func TestRE2FastPathAgrees(t *testing.T) {
 		{`(?x) a b`, false},
 		{`\x41`, false},
 		{`"url":\s*"([^"]+)"`, true},
+		{`\p{Lu}+`, true},
+		{`(?i)\p{Lu}+`, false},
+		{`(?i)\w+`, true},
 	}
 	for _, e := range exprs {
 		slow, err := compileMatcher("test", e.expr, 0)
