@@ -123,14 +123,18 @@ func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response
 	}
 	seen := make(map[string]struct{}, 16)
 	var items []tracker.Item
-	dropped := 0
+	dropped, tooLong := 0, 0
 	err := s.id.each(ctx, resp.Body, func(raw []byte) bool {
 		if len(items) >= s.maxLinks {
 			dropped++
 			return true
 		}
 		id := strings.TrimSpace(string(raw))
-		if id == "" || id == item.Key || len(id) > tracker.MaxKeyLen {
+		if len(id) > tracker.MaxKeyLen {
+			tooLong++
+			return true
+		}
+		if id == "" || id == item.Key {
 			return true
 		}
 		if _, dup := seen[id]; !dup {
@@ -145,6 +149,10 @@ func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response
 	if dropped > 0 {
 		s.log.Warn("page has more IDs than max_links; the rest are not followed",
 			"id", item.Key, "max_links", s.maxLinks, "not_followed_at_least", dropped)
+	}
+	if tooLong > 0 {
+		s.log.Warn("IDs longer than a tracker key can be are not followed",
+			"id", item.Key, "max_bytes", tracker.MaxKeyLen, "ids", tooLong)
 	}
 	return items, nil
 }

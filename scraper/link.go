@@ -196,7 +196,7 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	baseIn := l.hosts.match(res.Base())
 	seen := make(map[string]struct{}, 64)
 	var items []tracker.Item
-	dropped := 0
+	dropped, tooLong := 0, 0
 	visit := func(raw []byte) bool {
 		if len(items) >= l.maxLinks {
 			dropped++
@@ -210,7 +210,11 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 		if err != nil || (u == nil && !baseIn) || (u != nil && !l.hosts.match(u)) {
 			return true
 		}
-		if len(s) > tracker.MaxKeyLen || s == self || s == item.Key {
+		if len(s) > tracker.MaxKeyLen {
+			tooLong++
+			return true
+		}
+		if s == self || s == item.Key {
 			return true
 		}
 		if _, dup := seen[s]; dup {
@@ -231,6 +235,10 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	if dropped > 0 {
 		l.log.Warn("page has more links than max_links; the rest are not followed",
 			"url", item.Key, "max_links", l.maxLinks, "not_followed_at_least", dropped)
+	}
+	if tooLong > 0 {
+		l.log.Warn("links longer than a tracker key can be are not followed",
+			"url", item.Key, "max_bytes", tracker.MaxKeyLen, "links", tooLong)
 	}
 	return items, nil
 }

@@ -1,8 +1,10 @@
 package scraper
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"net/url"
 	"slices"
 	"strings"
@@ -120,14 +122,26 @@ func TestLinkScrape(t *testing.T) {
 }
 
 func TestLinkMaxDepthAndMaxLinks(t *testing.T) {
-	l, err := NewLink(LinkConfig{Seeds: []string{"http://h.test/"}, MaxDepth: 2, MaxLinks: 3})
+	var logs bytes.Buffer
+	l, err := NewLink(LinkConfig{Seeds: []string{"http://h.test/"}, MaxDepth: 2, MaxLinks: 3,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	body := `<a href=/1><a href=/2><a href=/3><a href=/4><a href=/5>`
+	body := `<a href=/1><a href=/2><a href=/3><a href=/4><a href=/5><a href=/` + strings.Repeat("x", tracker.MaxKeyLen) + `>`
 	items, err := l.Scrape(context.Background(), tracker.Item{Key: "http://h.test/", Depth: 1}, page("http://h.test/", "text/html", body))
 	if err != nil || len(items) != 3 || items[0].Depth != 2 {
 		t.Fatalf("depth 1: %v, %v; want 3 items at depth 2", items, err)
+	}
+	// Nothing is dropped silently.
+	if !strings.Contains(logs.String(), "max_links=3 not_followed_at_least=3") {
+		t.Fatalf("no warning for the links over max_links: %s", logs.String())
+	}
+	l.maxLinks = 10
+	logs.Reset()
+	if items, _ := l.Scrape(context.Background(), tracker.Item{Key: "http://h.test/", Depth: 1}, page("http://h.test/", "text/html", body)); len(items) != 5 ||
+		!strings.Contains(logs.String(), "links=1") {
+		t.Fatalf("over-long link: %d items, logs %s", len(items), logs.String())
 	}
 	items, err = l.Scrape(context.Background(), tracker.Item{Key: "http://h.test/", Depth: 2}, page("http://h.test/", "text/html", body))
 	if err != nil || len(items) != 0 {
