@@ -20,6 +20,10 @@ import (
 // noeviction.
 var ErrEvictingRedis = errors.New("tracker: redis may evict keys")
 
+// ErrReplicaRedis is returned by NewRedis when the server is a replica: it
+// refuses writes (READONLY), and a writable one loses them at its next sync.
+var ErrReplicaRedis = errors.New("tracker: redis is a replica")
+
 // RedisConfig configures a Redis tracker.
 type RedisConfig struct {
 	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS). The
@@ -100,6 +104,9 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	if err := r.checkEviction(ctx, addr); err != nil {
 		return fail(err)
 	}
+	if err := r.checkPrimary(ctx, addr); err != nil {
+		return fail(err)
+	}
 	base, load := cfg.fpBase, cfg.fpLoad
 	if base == 0 {
 		base = fpBaseLevel
@@ -138,6 +145,21 @@ func (r *Redis) checkEviction(ctx context.Context, addr string) error {
 	if policy != "noeviction" {
 		return fmt.Errorf("%w: %s has maxmemory-policy %s; set it to noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf)",
 			ErrEvictingRedis, addr, policy)
+	}
+	return nil
+}
+
+// checkPrimary refuses a replica with a message that says so, where the
+// first write would only fail with READONLY inside a transaction. A server
+// that forbids ROLE is trusted: its first write still fails if it is one.
+func (r *Redis) checkPrimary(ctx context.Context, addr string) error {
+	res, err := r.c.Do(ctx, "ROLE").Slice()
+	if err != nil || len(res) == 0 {
+		r.log.Debug("tracker: cannot read the redis role", "addr", addr, "err", err)
+		return nil
+	}
+	if role, _ := res[0].(string); role == "slave" || role == "replica" {
+		return fmt.Errorf("%w: %s is a read-only replica (ROLE %s); point tracker.url at the primary", ErrReplicaRedis, addr, role)
 	}
 	return nil
 }
