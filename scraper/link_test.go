@@ -334,3 +334,39 @@ func TestPrefixScope(t *testing.T) {
 		}
 	}
 }
+
+// TestScrapeConcurrently: one scraper serves all of a worker's goroutines.
+func TestScrapeConcurrently(t *testing.T) {
+	body := string(benchPage()[:25000])
+	for _, re := range []string{"", `href=["']([^"']+)`, `(?i)\shref=["']?([^"'\s>]+)`} {
+		l, err := NewLink(LinkConfig{LinkRegex: re, Seeds: []string{"http://example.org/"}, ExcludeRegex: `\.png$`})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := l.Scrape(context.Background(), tracker.Item{Key: "http://example.org/"}, page("http://example.org/dir/", "text/html", body))
+		if err != nil || len(want) == 0 {
+			t.Fatalf("%q: %d items, %v", re, len(want), err)
+		}
+		errs := make(chan error, 4)
+		for g := 0; g < 4; g++ {
+			go func() {
+				for i := 0; i < 4; i++ {
+					got, err := l.Scrape(context.Background(), tracker.Item{Key: "http://example.org/"}, page("http://example.org/dir/", "text/html", body))
+					if err == nil && !slices.Equal(keys(got), keys(want)) {
+						err = errors.New("different links")
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+				}
+				errs <- nil
+			}()
+		}
+		for g := 0; g < 4; g++ {
+			if err := <-errs; err != nil {
+				t.Fatalf("%q: %v", re, err)
+			}
+		}
+	}
+}
