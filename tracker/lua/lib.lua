@@ -130,9 +130,16 @@ end
 local ZEROS
 local shard_ready = {}
 
+local SHARD_KEYS = {}
+
 local function id_shard(id)
   local s = math.floor(id / SHARD_BITS)
-  return PREFIX .. 'id:' .. itoa(s), id - s * SHARD_BITS
+  local k = SHARD_KEYS[s]
+  if not k then
+    k = PREFIX .. 'id:' .. itoa(s)
+    SHARD_KEYS[s] = k
+  end
+  return k, id - s * SHARD_BITS
 end
 
 -- id_mark marks id seen and reports whether it was new. A shard is created at
@@ -173,7 +180,16 @@ local function fp_flush()
   end
 end
 
-local function fp_key(b) return PREFIX .. 'fp:' .. itoa(b) end
+local FP_KEYS = {}
+
+local function fp_key(b)
+  local k = FP_KEYS[b]
+  if not k then
+    k = PREFIX .. 'fp:' .. itoa(b)
+    FP_KEYS[b] = k
+  end
+  return k
+end
 
 -- low_bits returns the 64-bit two's complement integer written in decimal
 -- in s, modulo m (a power of two, at most 2^30).
@@ -210,8 +226,9 @@ end
 local function fp_add(x, member)
   local st = fp_state()
   local L, s = st.level, st.split
-  local b = x % 2 ^ L
-  if b < s then b = x % 2 ^ (L + 1) end
+  if st.mod_level ~= L then st.mod, st.mod2, st.mod_level = 2 ^ L, 2 ^ (L + 1), L end
+  local b = x % st.mod
+  if b < s then b = x % st.mod2 end
   if redis.call('SADD', fp_key(b), member) == 0 then return false end
   st.n = st.n + 1
   st.dirty = true
@@ -276,46 +293,63 @@ end
 -- ---- pending ----
 
 -- Items added (add_item) are appended to PUSH and written by flush in one
--- RPUSH; the list's real tail is read once and replaced (LSET) only when a
--- run of IDs grows into it. Only add.lua and complete.lua add items, and
--- nothing else touches the list's tail in them.
+-- RPUSH. A marked ID is pushed as a run {lo, hi}, grown while the next ID
+-- follows (the list's real tail too, read once), and written as an entry at
+-- flush. Only add.lua and complete.lua add items, and nothing else touches
+-- the list's tail in them.
 local PUSH = {}
-local TAIL, TAIL_SET
+local TAIL, TAIL_RUN, TAIL_DIRTY
 
-local function tail_get()
-  if #PUSH > 0 then return PUSH[#PUSH] end
-  if TAIL_SET then return TAIL_SET end
-  if TAIL == nil then TAIL = redis.call('LINDEX', K_PENDING, -1) end
-  return TAIL
+-- as_run parses an entry that is a run of marked IDs ("\1lo:hi", or a
+-- plain canonical ID below 2^40) into {lo, hi}; anything else gives nil.
+local function as_run(e)
+  local c = string.byte(e, 1)
+  if c == 1 then
+    local lo, hi = string.match(e, '^\1(%d+):(%d+)$')
+    return {tonumber(lo), tonumber(hi)}
+  end
+  if c >= 49 and c <= 57 and #e <= 13 and not string.find(e, '%D') then
+    local v = tonumber(e)
+    if v < 1099511627776 then return {v, v} end
+  end
+  return nil
 end
 
-local function tail_replace(v)
-  if #PUSH > 0 then PUSH[#PUSH] = v else TAIL_SET = v end
+local function run_entry(r)
+  if r[1] == r[2] then return itoa(r[1]) end
+  return '\1' .. itoa(r[1]) .. ':' .. itoa(r[2])
+end
+
+-- push_id appends a marked ID (depth 0, attempts 0), extending the run of
+-- consecutive IDs at the tail instead of adding an entry when it can.
+local function push_id(id)
+  local n = #PUSH
+  local last
+  if n > 0 then
+    last = PUSH[n]
+    if type(last) ~= 'table' then last = nil end
+  else
+    if TAIL == nil then
+      TAIL = redis.call('LINDEX', K_PENDING, -1) or false
+      if TAIL then TAIL_RUN = as_run(TAIL) end
+    end
+    last = TAIL_RUN
+  end
+  if last and last[2] + 1 == id then
+    last[2] = id
+    if n == 0 then TAIL_DIRTY = true end
+    return
+  end
+  PUSH[n + 1] = {id, id}
 end
 
 local function flush_push()
-  if TAIL_SET then redis.call('LSET', K_PENDING, -1, TAIL_SET) end
-  call_multi('RPUSH', K_PENDING, PUSH, 1000)
-  PUSH, TAIL, TAIL_SET = {}, nil, nil
-end
-
--- push_id appends a marked ID (depth 0, attempts 0), extending a run of
--- consecutive IDs at the tail instead of adding an entry when it can.
-local function push_id(id)
-  local tail = tail_get()
-  if tail then
-    if string.byte(tail, 1) == 1 then
-      local lo, hi = string.match(tail, '^\1(%d+):(%d+)$')
-      if tonumber(hi) + 1 == id then
-        tail_replace('\1' .. lo .. ':' .. itoa(id))
-        return
-      end
-    elseif tail == itoa(id - 1) then
-      tail_replace('\1' .. tail .. ':' .. itoa(id))
-      return
-    end
+  if TAIL_DIRTY then redis.call('LSET', K_PENDING, -1, run_entry(TAIL_RUN)) end
+  for i = 1, #PUSH do
+    if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
   end
-  PUSH[#PUSH + 1] = itoa(id)
+  call_multi('RPUSH', K_PENDING, PUSH, 1000)
+  PUSH, TAIL, TAIL_RUN, TAIL_DIRTY = {}, nil, nil, nil
 end
 
 -- add_item adds one item unless seen; kind 'i': a is an ID < 2^40; kind 'f':

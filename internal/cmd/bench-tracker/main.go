@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,8 +28,21 @@ import (
 
 func main() {
 	scale := flag.Int("scale", 10_000_000, "items of the large figures (the issue's goals are at 10^7)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this program here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "bench-tracker:", err)
+			os.Exit(1)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(context.Background(), *scale); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench-tracker:", err)
 		os.Exit(1)
 	}
@@ -167,24 +181,85 @@ func (b *bench) idDedup(n int) error {
 	return tr.Reset(b.ctx)
 }
 
-func (b *bench) addURLs(tr *tracker.Redis, prefix string, n int) (bytes int64, err error) {
-	batch := make([]tracker.Item, 0, 1000)
-	for i := 0; i < n; i++ {
-		u := url(prefix, i)
-		bytes += int64(len(u))
-		batch = append(batch, tracker.Item{Key: u})
-		if len(batch) == cap(batch) || i == n-1 {
-			added, err := tr.Add(b.ctx, batch)
-			if err != nil {
-				return bytes, err
+// addURLs adds n distinct URLs, from 2 goroutines so that building a batch
+// overlaps Redis running the previous one; it returns their total length.
+func (b *bench) addURLs(tr *tracker.Redis, prefix string, n int) (int64, error) {
+	const par = 2
+	var (
+		bytes atomic.Int64
+		wg    sync.WaitGroup
+		errs  = make(chan error, par)
+	)
+	for g := range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			batch := make([]tracker.Item, 0, 1000)
+			for i := g; i < n; i += par {
+				u := url(prefix, i)
+				bytes.Add(int64(len(u)))
+				batch = append(batch, tracker.Item{Key: u})
+				if len(batch) == cap(batch) || i+par >= n {
+					added, err := tr.Add(b.ctx, batch)
+					if err == nil && added != len(batch) {
+						err = fmt.Errorf("added %d of %d new URLs", added, len(batch))
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					batch = batch[:0]
+				}
 			}
-			if added != len(batch) {
-				return bytes, fmt.Errorf("added %d of %d new URLs", added, len(batch))
-			}
-			batch = batch[:0]
-		}
+		}()
 	}
-	return bytes, nil
+	wg.Wait()
+	close(errs)
+	return bytes.Load(), <-errs // nil once closed and empty
+}
+
+// drain checks out and completes n items, from 2 goroutines.
+func (b *bench) drain(tr *tracker.Redis, n int) error {
+	const par = 2
+	var (
+		done atomic.Int64
+		wg   sync.WaitGroup
+		errs = make(chan error, par)
+	)
+	for range par {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for round := 0; done.Load() < int64(n) && round < n; round++ {
+				leases, err := tr.Checkout(b.ctx, "drain", 1000, time.Hour)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(leases) == 0 { // the other goroutine holds the last ones
+					return
+				}
+				cs := make([]tracker.Completion, len(leases))
+				for i, l := range leases {
+					cs[i] = tracker.Completion{Lease: l}
+				}
+				if err := tr.Complete(b.ctx, cs); err != nil {
+					errs <- err
+					return
+				}
+				done.Add(int64(len(leases)))
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return err
+	}
+	if done.Load() != int64(n) {
+		return fmt.Errorf("drain: %d items completed, want %d", done.Load(), n)
+	}
+	return nil
 }
 
 // checkoutLatency is one checkout of 64 (timed) and its release (not timed).
@@ -246,22 +321,8 @@ func (b *bench) urlDedupAndCheckout(n int) error {
 		return err
 	}
 	t0 = time.Now()
-	for done := 0; done < n; {
-		leases, err := big.Checkout(b.ctx, "drain", 1000, time.Hour)
-		if err != nil {
-			return err
-		}
-		if len(leases) == 0 {
-			return fmt.Errorf("drain: nothing pending after %d of %d", done, n)
-		}
-		cs := make([]tracker.Completion, len(leases))
-		for i, l := range leases {
-			cs[i] = tracker.Completion{Lease: l}
-		}
-		if err := big.Complete(b.ctx, cs); err != nil {
-			return err
-		}
-		done += len(leases)
+	if err := b.drain(big, n); err != nil {
+		return err
 	}
 	m1, err := b.usedMemory()
 	if err != nil {
