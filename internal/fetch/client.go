@@ -47,6 +47,9 @@ func New(cfg Config) (*Client, error) {
 		MaxResponseHeaderBytes: 1 << 20,
 		DisableCompression:     true, // we decode, within MaxBody
 	}
+	if cfg.TLS != nil {
+		tr.TLSClientConfig = cfg.TLS.Clone()
+	}
 	c := &Client{
 		cfg:     cfg,
 		tr:      tr,

@@ -1,6 +1,7 @@
 package fetch
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -31,6 +32,9 @@ type Config struct {
 	// http(s) URL. Non-http(s) targets are always refused.
 	InScope func(u *url.URL) bool
 	Logger  *slog.Logger // default slog.Default()
+	// TLS is the client's TLS configuration (custom roots, client
+	// certificates); nil uses the system's roots.
+	TLS *tls.Config
 }
 
 // DefaultConfig returns the defaults, with robots.txt obeyed.

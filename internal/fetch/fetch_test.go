@@ -399,3 +399,31 @@ func TestHead(t *testing.T) {
 		t.Fatalf("HEAD: %+v, %v", resp, err)
 	}
 }
+
+func TestHTTPS(t *testing.T) {
+	for _, h2 := range []bool{false, true} {
+		srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "text/plain")
+			io.WriteString(w, r.Proto)
+		}))
+		srv.EnableHTTP2 = h2
+		srv.StartTLS()
+		t.Cleanup(srv.Close)
+		c := newClient(t, Config{TLS: srv.Client().Transport.(*http.Transport).TLSClientConfig})
+		resp, err := get(t, c, srv.URL+"/")
+		if err != nil {
+			t.Fatalf("h2=%v: %v", h2, err)
+		}
+		if want := map[bool]string{false: "HTTP/1.1", true: "HTTP/2.0"}[h2]; string(resp.Body) != want {
+			t.Fatalf("h2=%v: served over %s", h2, resp.Body)
+		}
+	}
+	// Without the test CA the certificate is refused, as a retryable
+	// network error (a site can fix its certificate).
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+	t.Cleanup(srv.Close)
+	_, err := get(t, newClient(t, Config{}), srv.URL)
+	if o := outcome(t, err); o.Reason() != "network" {
+		t.Fatalf("untrusted certificate: %v", err)
+	}
+}
