@@ -2,6 +2,12 @@
 // rate and concurrency limits, robots.txt), hardened (timeouts, body and
 // decompression limits, scoped redirects, no cloud metadata addresses), and
 // explicit about outcomes (success, retryable, final).
+//
+// Every failure of Client.Fetch is an *Error implementing Outcome: 404, 410
+// and other 4xx, robots.txt disallowing, a redirect out of scope or to a
+// non-http(s) URL, too many redirects, a body over MaxBody and a metadata
+// address are final; network errors, timeouts, 408, 429 and 5xx are
+// retryable, with the server's Retry-After (seconds or HTTP date).
 package fetch
 
 import (
@@ -13,10 +19,10 @@ import (
 // Response is a fetched page, its body read in full (within the size limit).
 type Response struct {
 	URL         *url.URL // final URL, after redirects
-	Status      int
+	Status      int      // always 2xx: other statuses are errors
 	Header      http.Header
-	ContentType string // media type without parameters, lower case
+	ContentType string // media type without parameters, lower case; sniffed when the header is missing
 	Body        []byte // decoded (decompressed) body
 	FetchedAt   time.Time
-	Elapsed     time.Duration
+	Elapsed     time.Duration // from Fetch to the last body byte, redirects and waits included
 }
