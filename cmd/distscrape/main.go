@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -102,12 +103,23 @@ A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape w
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
 		Commands: []*cli.Command{
 			crawlCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), statusCommand(),
-			failedCommand(), resetCommand(), checkCommand(), completionCommand(),
+			failedCommand(), resetCommand(), checkCommand(), versionCommand(), completionCommand(),
 		},
 		ExitErrHandler: func(*cli.Context, error) {}, // main decides the exit code
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(os.Stderr, "distscrape: unknown command %q; see distscrape --help\n", name)
 			os.Exit(exitUsage)
+		},
+	}
+}
+
+func versionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "version",
+		Usage: "print the version",
+		Action: func(*cli.Context) error {
+			fmt.Printf("distscrape %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			return nil
 		},
 	}
 }
