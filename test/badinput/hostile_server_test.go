@@ -28,19 +28,18 @@ type hostileServer struct {
 
 var (
 	bombOnce sync.Once
-	bomb     []byte // gzip of 256 MiB of zeros: about 256 KiB on the wire
+	bomb     []byte // 256 MiB of zeros as 64 gzip members: about 256 KiB on the wire
 )
 
+// gzipBomb compresses 4 MiB of zeros once and repeats the member: a gzip
+// stream may be many members, and each alone is past any test's max_body.
 func gzipBomb() []byte {
 	bombOnce.Do(func() {
-		var buf bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-		zeros := make([]byte, 1<<20)
-		for range 256 {
-			zw.Write(zeros)
-		}
+		var one bytes.Buffer
+		zw, _ := gzip.NewWriterLevel(&one, gzip.BestCompression)
+		zw.Write(make([]byte, 4<<20))
 		zw.Close()
-		bomb = buf.Bytes()
+		bomb = bytes.Repeat(one.Bytes(), 64)
 	})
 	return bomb
 }
@@ -54,6 +53,7 @@ func startHostile(t *testing.T) *hostileServer {
 }
 
 func serveHostile(t *testing.T, ln net.Listener) *hostileServer {
+	gzipBomb() // before serving: a slow first response would be a timeout
 	h := &hostileServer{ln: ln, base: "http://" + ln.Addr().String(), hits: map[string]int{}}
 	var wg sync.WaitGroup
 	done := make(chan struct{})
