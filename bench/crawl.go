@@ -28,7 +28,9 @@ type crawlEnv struct {
 	work       string // scratch directory
 	conc       int    // requests in flight per crawler
 	runs       int    // runs so far, to name dirs and crawls uniquely
-	profileDir string // when set, the distscrape crawl writes CPU and alloc profiles there
+	cpuMu      sync.Mutex
+	cpu        time.Duration // CPU time of the client processes of the current run
+	profileDir string        // when set, the distscrape crawl writes CPU and alloc profiles there
 }
 
 // crawler is one contender of the crawl figures.
@@ -61,11 +63,14 @@ func (e *crawlEnv) measure(ctx context.Context, c crawler) (result, error) {
 	e.site.ResetLog()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
+	e.cpu = 0
+	redisCPU := e.redis.cpu(ctx)
 	start := time.Now()
 	if err := c.run(ctx, e, out); err != nil {
 		return result{}, fmt.Errorf("%s: %w", c.name, err)
 	}
-	r := result{elapsed: time.Since(start), requests: e.site.Total(), dups: e.site.Duplicates()}
+	r := result{elapsed: time.Since(start), requests: e.site.Total(), dups: e.site.Duplicates(),
+		cpu: e.cpu + e.redis.cpu(ctx) - redisCPU}
 	if c.ceiling {
 		r.units = r.requests
 		if r.units != int64(e.pages) {
@@ -165,7 +170,13 @@ func (e *crawlEnv) execEnv(ctx context.Context, env []string, bin string, args .
 	cmd.Env = append(os.Environ(), env...)
 	var outb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &outb, &outb
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		e.cpuMu.Lock()
+		e.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		e.cpuMu.Unlock()
+	}
+	if err != nil {
 		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), args[0], err, tail(outb.String(), 20))
 	}
 	return nil

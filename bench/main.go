@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/distscrape/distscrape/test/fixturesite"
@@ -101,7 +102,7 @@ func drive(ctx context.Context, o options) error {
 		defer f.Close()
 		w = io.MultiWriter(os.Stdout, f)
 	}
-	fmt.Fprintf(w, "Machine: %s. Started %s.\n", machine(rs.version(ctx)), time.Now().UTC().Format(time.RFC3339))
+	fmt.Fprintf(w, "Machine: %s. Started %s, load average %s.\n", machine(rs.version(ctx)), time.Now().UTC().Format(time.RFC3339), loadavg())
 	started := time.Now()
 	var goals []goal
 	if o.only != "lifecycle" {
@@ -119,7 +120,7 @@ func drive(ctx context.Context, o options) error {
 		goals = append(goals, g...)
 	}
 	goalsTable(w, goals)
-	fmt.Fprintf(w, "\nTotal time: %s.\n", time.Since(started).Round(time.Second))
+	fmt.Fprintf(w, "\nTotal time: %s; load average at the end %s.\n", time.Since(started).Round(time.Second), loadavg())
 	return nil
 }
 
@@ -207,6 +208,7 @@ func lifeFigures(ctx context.Context, w io.Writer, o options, rs *redisServer) (
 			runs++
 			var res result
 			var err error
+			cpu0, rcpu0 := selfCPU(), rs.cpu(ctx)
 			switch i {
 			case 0:
 				res, err = lifeDistscrape(ctx, rs.url(dbDistscrape), fmt.Sprintf("life-%d", runs), o.life)
@@ -218,6 +220,7 @@ func lifeFigures(ctx context.Context, w io.Writer, o options, rs *redisServer) (
 			if err != nil {
 				return nil, fmt.Errorf("%s: %w", names[i], err)
 			}
+			res.cpu = selfCPU() - cpu0 + rs.cpu(ctx) - rcpu0
 			if err := flushDB(ctx, rs.addr(), dbs[i]); err != nil {
 				return nil, err
 			}
@@ -262,6 +265,15 @@ func profileCrawl(ctx context.Context, w io.Writer, e *crawlEnv, dir string) err
 		fmt.Fprintf(w, "\n```\n%s```\n", strings.TrimLeft(string(out), "\n"))
 	}
 	return nil
+}
+
+// selfCPU is this process's CPU time so far (the lifecycle clients run here).
+func selfCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 func indexes(n int) []int {

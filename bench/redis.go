@@ -90,6 +90,22 @@ func (s *redisServer) version(ctx context.Context) string {
 	return infoField(info, "redis_version")
 }
 
+// cpu is the CPU time the server has used so far (user + system).
+func (s *redisServer) cpu(ctx context.Context) time.Duration {
+	c := redis.NewClient(&redis.Options{Addr: s.addr()})
+	defer c.Close()
+	info, err := c.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0
+	}
+	var total time.Duration
+	for _, f := range []string{"used_cpu_user", "used_cpu_sys"} {
+		v, _ := strconv.ParseFloat(infoField(info, f), 64)
+		total += time.Duration(v * float64(time.Second))
+	}
+	return total
+}
+
 func (s *redisServer) stop() {
 	if s.cmd.Process != nil {
 		s.cmd.Process.Kill()

@@ -16,6 +16,10 @@ type result struct {
 	units    int64 // pages saved, requests served, or items through the lifecycle
 	requests int64 // requests the site served (crawls)
 	dups     int64 // fetches of a page already fetched (crawls)
+	// cpu is the CPU time (user + system) the contender's processes used,
+	// Redis included: unlike the rates, it hardly depends on what else
+	// the machine runs at the time.
+	cpu time.Duration
 }
 
 func (r result) rate() float64 { return float64(r.units) / r.elapsed.Seconds() }
@@ -33,6 +37,19 @@ func (f *figure) median() float64 {
 	r := make([]float64, len(f.runs))
 	for i, x := range f.runs {
 		r[i] = x.rate()
+	}
+	slices.Sort(r)
+	if n := len(r); n%2 == 0 {
+		return (r[n/2-1] + r[n/2]) / 2
+	}
+	return r[len(r)/2]
+}
+
+// cpuPer is the median CPU time per unit, in µs.
+func (f *figure) cpuPer() float64 {
+	r := make([]float64, len(f.runs))
+	for i, x := range f.runs {
+		r[i] = float64(x.cpu.Microseconds()) / float64(max(x.units, 1))
 	}
 	slices.Sort(r)
 	if n := len(r); n%2 == 0 {
@@ -97,8 +114,8 @@ func crawlTable(w io.Writer, title string, figs []*figure, bound float64) {
 		head += fmt.Sprintf(" %% of concurrency÷latency (%s/s) |", num(bound))
 		sep += "---:|"
 	}
-	fmt.Fprintln(w, head+" requests | duplicate fetches |")
-	fmt.Fprintln(w, sep+"---:|---:|")
+	fmt.Fprintln(w, head+" CPU µs/page | requests | duplicate fetches |")
+	fmt.Fprintln(w, sep+"---:|---:|---:|")
 	ceil, colly := figs[0].median(), figs[1].median()
 	for i, f := range figs {
 		m := f.median()
@@ -111,19 +128,19 @@ func crawlTable(w io.Writer, title string, figs []*figure, bound float64) {
 			row += " " + pct(m, bound) + " |"
 		}
 		last := f.runs[len(f.runs)-1]
-		fmt.Fprintf(w, "%s %d | %d |\n", row, last.requests, last.dups)
+		fmt.Fprintf(w, "%s %.0f | %d | %d |\n", row, f.cpuPer(), last.requests, last.dups)
 	}
 }
 
 // lifeTable prints the lifecycle figures: figs[0] distscrape, [1] asynq, [2] ceiling.
 func lifeTable(w io.Writer, title string, figs []*figure) {
 	fmt.Fprintf(w, "\n### %s\n\n", title)
-	fmt.Fprintln(w, "| | items/s (median) | min–max | × asynq | % of go-redis ceiling |")
-	fmt.Fprintln(w, "|---|---:|---:|---:|---:|")
+	fmt.Fprintln(w, "| | items/s (median) | min–max | × asynq | % of go-redis ceiling | CPU µs/item |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|")
 	asq, ceil := figs[1].median(), figs[2].median()
 	for _, f := range figs {
 		m := f.median()
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s |\n", f.name, num(m), f.spread(), ratio(m, asq), pct(m, ceil))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.1f |\n", f.name, num(m), f.spread(), ratio(m, asq), pct(m, ceil), f.cpuPer())
 	}
 }
 
@@ -166,4 +183,18 @@ func machine(redisVersion string) string {
 	}
 	return fmt.Sprintf("%d CPUs (nproc), %s, Linux %s, %s, redis-server %s",
 		runtime.NumCPU(), cpu, kernel, runtime.Version(), redisVersion)
+}
+
+// loadavg is the 1, 5 and 15 minute load averages: a busy machine (other
+// jobs on these cores) makes every figure lower and noisier.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
