@@ -34,8 +34,9 @@ type Stored struct {
 // Target is a saver under test and the means to inspect its store.
 type Target struct {
 	Saver saver.Saver
-	// Read returns every copy of key's page in the store, oldest first.
-	Read func(t testing.TB, key string) []Stored
+	// ReadAll returns every page copy in the store, the copies of one key
+	// oldest first.
+	ReadAll func(t testing.TB) []Stored
 	// Count returns how many pages (copies) the store holds.
 	Count func(t testing.TB) int
 	// Appends is true for append-only stores (tar): saving an item twice
@@ -108,11 +109,21 @@ func flush(t testing.TB, ctx context.Context, s saver.Saver) {
 	}
 }
 
-// expect checks that the store holds p as its last copy of p.Key, and, for a
-// store that does not append, as its only copy.
-func expect(t testing.TB, tg *Target, p *saver.Page) {
+// expect checks that the store holds each page as its last copy of its
+// key, and, for a store that does not append, as its only copy.
+func expect(t testing.TB, tg *Target, pages ...*saver.Page) {
 	t.Helper()
-	copies := tg.Read(t, p.Key)
+	byKey := map[string][]Stored{}
+	for _, s := range tg.ReadAll(t) {
+		byKey[s.Key] = append(byKey[s.Key], s)
+	}
+	for _, p := range pages {
+		expectOne(t, tg, p, byKey[p.Key])
+	}
+}
+
+func expectOne(t testing.TB, tg *Target, p *saver.Page, copies []Stored) {
+	t.Helper()
 	if len(copies) == 0 {
 		t.Fatalf("key %q: not found in the store", p.Key)
 	}
@@ -172,6 +183,11 @@ func testRoundTrip(t *testing.T, ctx context.Context, tg *Target) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { expect(t, tg, c.page) })
 	}
+	all := make([]*saver.Page, len(cases))
+	for i, c := range cases {
+		all[i] = c.page
+	}
+	expect(t, tg, all...) // the pages side by side: no two keys share a copy
 	expectCount(t, tg, len(cases))
 }
 
@@ -227,11 +243,11 @@ func testConcurrent(t *testing.T, ctx context.Context, tg *Target) {
 		t.Fatal(err)
 	}
 	flush(t, ctx, tg.Saver)
+	var all []*saver.Page
 	for _, ps := range pages {
-		for _, p := range ps {
-			expect(t, tg, p)
-		}
+		all = append(all, ps...)
 	}
+	expect(t, tg, all...)
 	expectCount(t, tg, goroutines*perG)
 }
 
@@ -246,9 +262,7 @@ func testFlushDurability(t *testing.T, ctx context.Context, tg *Target) {
 			saved = append(saved, p)
 		}
 		flush(t, ctx, tg.Saver)
-		for _, p := range saved {
-			expect(t, tg, p)
-		}
+		expect(t, tg, saved...)
 		expectCount(t, tg, len(saved))
 	}
 	flush(t, ctx, tg.Saver) // nothing new: still fine
@@ -294,9 +308,7 @@ func testHostileNames(t *testing.T, ctx context.Context, tg *Target) {
 		pages = append(pages, p)
 	}
 	flush(t, ctx, tg.Saver)
-	for _, p := range pages {
-		expect(t, tg, p)
-	}
+	expect(t, tg, pages...)
 	expectCount(t, tg, len(pages))
 }
 
