@@ -7,7 +7,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VERSITYGW_VERSION := v1.8.0
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz demo deps redis-server versitygw clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server versitygw clean
 
 all: build
 
@@ -52,6 +52,19 @@ bench-saver: deps
 ## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes)
 bench-tracker: redis-server
 	$(GO) run ./internal/cmd/bench-tracker
+
+## fuzz: every fuzz target of the module (found by name: func Fuzz...) for FUZZTIME each
+FUZZTIME ?= 30s
+fuzz: redis-server
+	@set -e; grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | grep -v '^\./bench/' \
+		| sed 's|^\(.*\)/[^/]*_test\.go:func |\1 |' | sort -u | while read pkg fn; do \
+		echo "== $$fn ($$pkg) for $(FUZZTIME)"; \
+		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	done
+
+## fuzz-smoke: every fuzz target for 20s (CI, after make test)
+fuzz-smoke:
+	$(MAKE) fuzz FUZZTIME=20s
 
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
