@@ -253,11 +253,16 @@ func profileCrawl(ctx context.Context, w io.Writer, e *crawlEnv, dir string) err
 		return err
 	}
 	fmt.Fprintf(w, "\n### Profiles of one distscrape crawl (in %s)\n", dir)
-	for _, p := range []struct{ file, sample string }{{"cpu.pprof", ""}, {"mem.pprof", "-sample_index=alloc_space"}} {
-		args := []string{"tool", "pprof", "-top", "-nodecount=25"}
-		if p.sample != "" {
-			args = append(args, p.sample)
-		}
+	// CPU by cumulative time shows which part (fetch, scrape, save,
+	// tracker) costs what; allocations by bytes show what makes garbage.
+	for _, p := range []struct {
+		file string
+		args []string
+	}{
+		{"cpu.pprof", []string{"-top", "-cum", "-nodecount=40"}},
+		{"mem.pprof", []string{"-top", "-sample_index=alloc_space", "-nodecount=15"}},
+	} {
+		args := append([]string{"tool", "pprof"}, p.args...)
 		out, err := exec.CommandContext(ctx, "go", append(args, e.distscrape, filepath.Join(dir, p.file))...).CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("go tool pprof %s: %w\n%s", p.file, err, out)
