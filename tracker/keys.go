@@ -25,6 +25,8 @@ import "strconv"
 //	                     passed through KEYS where the worker is known up front
 //	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
+//	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
+//	                     passed through KEYS)
 //
 // # Dedup and memory
 //
@@ -97,6 +99,8 @@ func (k crawlKeys) idShard(shard uint64) string {
 func (k crawlKeys) fpBucket(b uint64) string {
 	return k.prefix + "fp:" + strconv.FormatUint(b, 10)
 }
+
+func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
 
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.

@@ -83,7 +83,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return fmt.Errorf("scraper: %w", err)
 	}
-	fe, err := openFetcher(cfg, sc.InScope, log)
+	fe, err := openFetcher(cfg, sc.InScope, tr, log)
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}

@@ -101,10 +101,13 @@ func openScraper(cfg *config.Config) (interface {
 		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v})
 }
 
-func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, log *slog.Logger) (*fetch.Client, error) {
+// openFetcher builds the HTTP client. On a shared tracker that can book
+// requests (Redis), the per-host rate holds across the whole fleet.
+func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Tracker, log *slog.Logger) (*fetch.Client, error) {
 	f := cfg.Fetch
 	robots := f.Robots == nil || *f.Robots
-	return fetch.New(fetch.Config{
+	fleet, _ := tr.(fetch.FleetLimiter)
+	return fetch.New(fetch.Config{Fleet: fleet,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,

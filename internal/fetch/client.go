@@ -150,6 +150,9 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		return nil, nil, classify(ctx, u.Redacted(), err)
 	}
 	defer release()
+	if err := c.fleetWait(ctx, u, crawlDelay); err != nil {
+		return nil, nil, err
+	}
 	select {
 	case c.global <- struct{}{}:
 		defer func() { <-c.global }()

@@ -35,6 +35,10 @@ type Config struct {
 	// TLS is the client's TLS configuration (custom roots, client
 	// certificates); nil uses the system's roots.
 	TLS *tls.Config
+	// Fleet, when set, makes PerHostRate (and robots.txt's crawl-delay) hold
+	// across every worker sharing it: requests to a host are booked there
+	// before they are sent. Nil: the limits are this client's own.
+	Fleet FleetLimiter
 }
 
 // DefaultConfig returns the defaults, with robots.txt obeyed.
