@@ -34,8 +34,8 @@ const (
 )
 
 // Tar appends pages to one archive per worker: each page is an entry named
-// like the file saver's mirror layout (host/path), with its metadata as PAX
-// records, modified at its fetch time.
+// like the file saver's mirror layout (host/path, see Name), with its
+// metadata as PAX records, modified at its fetch time.
 //
 // Flush ends the current compressed member (gzip member, bzip2 stream, zstd
 // frame; concatenated members are one valid stream), appends it to the file
@@ -154,8 +154,17 @@ func (t *Tar) write(p []byte) (int, error) {
 }
 
 // Name returns the entry name of p: host/path as in the file saver's
-// mirror layout.
-func (t *Tar) Name(p *Page) string { return t.names.render(pageVars(p, "", "")) }
+// mirror layout, except that a last element without an extension is a
+// directory with index.html in it (h/a is h/a/index.html, as h/a/ is): an
+// archive cannot move a file out of the way when h/a/b comes later, and
+// `tar -x` would fail on a file h/a where it needs a directory.
+func (t *Tar) Name(p *Page) string {
+	name := t.names.render(pageVars(p, "", ""))
+	if !strings.Contains(name[strings.LastIndexByte(name, '/')+1:], ".") {
+		name = shorten(name+"/index.html", maxPathLen)
+	}
+	return name
+}
 
 // Save appends p as an entry (to the spool, until Flush).
 func (t *Tar) Save(ctx context.Context, p *Page) error {

@@ -209,15 +209,15 @@ func TestTarRestartNewPart(t *testing.T) {
 		t.Fatalf("parts %v, want %v", ps, want)
 	}
 	for i, p := range ps {
-		if got := systemList(t, p); len(got) != 1 || got[0] != fmt.Sprintf("h/run%d", i) {
+		if got := systemList(t, p); len(got) != 1 || got[0] != fmt.Sprintf("h/run%d/index.html", i) {
 			t.Errorf("%s lists %q", p, got)
 		}
 	}
 }
 
-// TestTarExtractXattrs: the system tar extracts the entries with their
-// metadata as extended attributes.
-func TestTarExtractXattrs(t *testing.T) {
+// TestTarExtract: the system tar extracts the entries, with their metadata
+// as extended attributes, even when a page's URL is a directory of another.
+func TestTarExtract(t *testing.T) {
 	needTools(t, "tar", "zstd")
 	ctx := context.Background()
 	dir := t.TempDir()
@@ -227,8 +227,15 @@ func TestTarExtractXattrs(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := savertest.NewPage("https://example.org/docs/", []byte("<h1>docs</h1>"))
-	if err := s.Save(ctx, p); err != nil {
-		t.Fatal(err)
+	for _, q := range []*saver.Page{
+		savertest.NewPage("https://example.org/a", []byte("a")),
+		savertest.NewPage("https://example.org/a/b", []byte("b")),
+		savertest.NewPage("https://example.org/docs", []byte("old docs")),
+		p, // the last entry of a name wins
+	} {
+		if err := s.Save(ctx, q); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if err := s.Close(ctx); err != nil {
 		t.Fatal(err)
@@ -242,6 +249,11 @@ func TestTarExtractXattrs(t *testing.T) {
 	body, err := os.ReadFile(file)
 	if err != nil || string(body) != string(p.Body) {
 		t.Fatalf("extracted %q, %v", body, err)
+	}
+	for file, want := range map[string]string{"example.org/a/index.html": "a", "example.org/a/b/index.html": "b"} {
+		if b, err := os.ReadFile(filepath.Join(out, file)); err != nil || string(b) != want {
+			t.Errorf("%s = %q, %v; want %q", file, b, err, want)
+		}
 	}
 	buf := make([]byte, 256)
 	n, err := syscall.Getxattr(file, "user.distscrape.url", buf)
