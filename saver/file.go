@@ -229,6 +229,20 @@ func (f *File) place(rel string, body []byte) (string, error) {
 	return "", fmt.Errorf("path %q keeps changing under concurrent saves", rel)
 }
 
+// renameNoReplace moves from to to unless to exists: then to is a newer
+// copy (saved after from was moved aside) and from is dropped.
+func renameNoReplace(from, to string) error {
+	err := os.Link(from, to)
+	switch {
+	case err == nil || errors.Is(err, fs.ErrExist):
+		return os.Remove(from)
+	case errors.Is(err, fs.ErrNotExist):
+		return err
+	default: // no hard links on this file system
+		return os.Rename(from, to)
+	}
+}
+
 func writeNew(name string, body []byte) error {
 	fh, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
 	if err != nil {
@@ -270,10 +284,18 @@ func (f *File) fileToDir(rel string) error {
 		if err := os.Rename(p, tmp); err != nil {
 			return err
 		}
-		if err := os.Mkdir(p, 0o755); err != nil {
+		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			os.Rename(tmp, p) // put the page back where it was
 			return err
 		}
-		if err := os.Rename(tmp, filepath.Join(p, "index.html")); err != nil {
+		if st, err := os.Lstat(p); err == nil && !st.IsDir() {
+			// A concurrent save of the same page renamed a newer copy into
+			// p meanwhile: drop the older one and move that.
+			os.Remove(tmp)
+			i--
+			continue
+		}
+		if err := renameNoReplace(tmp, filepath.Join(p, "index.html")); err != nil {
 			return err
 		}
 		f.mu.Lock()

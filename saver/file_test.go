@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -281,5 +283,53 @@ func TestFileTempCleanedAtStart(t *testing.T) {
 	defer s.Close(context.Background())
 	if _, err := os.Stat(stale); !errors.Is(err, fs.ErrNotExist) {
 		t.Fatalf("stale temporary file still there: %v", err)
+	}
+}
+
+// TestFileDirConflictConcurrent: a page and pages under it saved at once
+// from many goroutines: every page ends up readable, none lost.
+func TestFileDirConflictConcurrent(t *testing.T) {
+	ctx := context.Background()
+	for round := 0; round < 5; round++ {
+		dir := t.TempDir()
+		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Crawl: "c", Worker: "w"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		const n = 16
+		errs := make(chan error, 2*n)
+		var wg sync.WaitGroup
+		for g := 0; g < n; g++ {
+			wg.Add(2)
+			go func() {
+				defer wg.Done()
+				errs <- s.Save(ctx, savertest.NewPage("http://h/a", []byte("A")))
+			}()
+			go func() {
+				defer wg.Done()
+				errs <- s.Save(ctx, savertest.NewPage(fmt.Sprintf("http://h/a/b%d", g), []byte(fmt.Sprint(g))))
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, "h", "a", "index.html")); err != nil || string(b) != "A" {
+			t.Fatalf("round %d: h/a/index.html = %q, %v", round, b, err)
+		}
+		for g := 0; g < n; g++ {
+			if b, err := os.ReadFile(filepath.Join(dir, "h", "a", fmt.Sprintf("b%d", g))); err != nil || string(b) != fmt.Sprint(g) {
+				t.Fatalf("round %d: h/a/b%d = %q, %v", round, g, b, err)
+			}
+		}
+		if files := pageFiles(t, dir); len(files) != n+1 {
+			t.Fatalf("round %d: %d files, want %d: %v", round, len(files), n+1, files)
+		}
 	}
 }
