@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,13 +13,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 	"github.com/distscrape/distscrape/tracker"
 )
 
+// quietRedis drops go-redis's own log lines: the test's client dials a
+// Redis that the chaos took down on purpose.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
 func TestMain(m *testing.M) {
+	redis.SetLogger(quietRedis{})
 	code := m.Run()
 	testbin.Cleanup()
 	os.Exit(code)
