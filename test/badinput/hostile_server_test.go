@@ -44,6 +44,9 @@ func gzipBomb() []byte {
 	return bomb
 }
 
+// okBody is the good page every hostile crawl saves.
+const okBody = "<html><body>ok</body></html>"
+
 func startHostile(t *testing.T) *hostileServer {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -129,7 +132,7 @@ func (h *hostileServer) handle(c net.Conn) {
 	}
 	switch {
 	case p == "/ok":
-		page(200, "<html><body>ok</body></html>")
+		page(200, okBody)
 	case p == "/bomb":
 		b := gzipBomb()
 		fmt.Fprintf(w, "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Encoding: gzip\r\nContent-Length: %d\r\nConnection: close\r\n\r\n", len(b))
