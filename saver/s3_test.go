@@ -102,7 +102,7 @@ func s3Target(srv *s3test.Server, n *atomic.Int32) savertest.Factory {
 		bucket := fmt.Sprintf("pages-%d", n.Add(1))
 		srv.CreateBucket(t, bucket)
 		s, err := saver.NewS3(context.Background(), saver.S3Config{Bucket: bucket, Endpoint: srv.Endpoint, PathStyle: true,
-			Prefix: "crawls/", Crawl: "test", Worker: "w1"})
+			Prefix: "crawls/", Key: "{crawl}/{host}/{id}", Crawl: "test", Worker: "w1"})
 		if err != nil {
 			t.Fatal(err)
 		}
