@@ -90,9 +90,17 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 	if len(ok) > 0 {
 		cs := make([]tracker.Completion, len(ok))
 		for i, j := range ok {
-			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.validItems(j)}
+			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j))}
 		}
-		lost := m.retry(ctx, "complete", func(ctx context.Context) error { return m.tr.Complete(ctx, cs) }, len(cs))
+		accepted := false
+		lost := m.retry(ctx, "complete", func(ctx context.Context) error {
+			err := m.tr.Complete(ctx, cs)
+			accepted = err == nil
+			return err
+		}, len(cs))
+		if accepted {
+			m.sent.accepted(cs)
+		}
 		m.saved.Add(int64(len(cs) - lost))
 	}
 	if len(fails) > 0 {

@@ -100,6 +100,8 @@ type Manager struct {
 
 	mu   sync.Mutex
 	held map[tracker.LeaseToken]*job // leases checked out and not yet reported back
+
+	sent *sentCache // discoveries the tracker has accepted: not sent again
 }
 
 // New returns a Manager over the four parts.
@@ -112,7 +114,7 @@ func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg
 	}
 	cfg = cfg.withDefaults()
 	return &Manager{tr: tr, sc: sc, sv: sv, fe: fe, cfg: cfg, log: cfg.Logger.With("worker", cfg.Worker),
-		held: make(map[tracker.LeaseToken]*job)}, nil
+		held: make(map[tracker.LeaseToken]*job), sent: newSentCache(sentCacheSize)}, nil
 }
 
 // job is one lease on its way through the loop.
