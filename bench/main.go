@@ -17,6 +17,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -77,7 +78,10 @@ func driverMain(args []string) error {
 	if o.only != "" && o.only != "crawl" && o.only != "lifecycle" {
 		return fmt.Errorf("-only: want crawl or lifecycle, not %q", o.only)
 	}
-	ctx := context.Background()
+	// Ctrl-C stops the clients and the private servers, and removes the
+	// scratch directory, instead of leaving them behind.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	return drive(ctx, o)
 }
 
