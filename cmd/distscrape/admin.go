@@ -165,6 +165,7 @@ func resetCommand() *cli.Command {
 		Usage: "delete the crawl's tracker state (needs --yes)",
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "yes", Usage: "really delete"},
+			&cli.BoolFlag{Name: "force", Usage: "reset even while workers are active"},
 		},
 		Action: func(c *cli.Context) error {
 			if !c.Bool("yes") {
@@ -175,6 +176,16 @@ func resetCommand() *cli.Command {
 				return err
 			}
 			defer tr.Close()
+			// A worker that lives through a reset holds leases of the old
+			// crawl and remembers which items the tracker had: stop the
+			// fleet first.
+			st, err := tr.Stats(c.Context)
+			if err != nil {
+				return fmt.Errorf("reset: %w", err)
+			}
+			if st.Workers > 0 && !c.Bool("force") {
+				return cli.Exit(fmt.Sprintf("reset: %d worker(s) active within the last lease TTL; stop them first (or add --force)", st.Workers), exitRuntime)
+			}
 			if err := tr.Reset(c.Context); err != nil {
 				return fmt.Errorf("reset: %w", err)
 			}

@@ -62,8 +62,16 @@ func TestOperatorCommands(t *testing.T) {
 	if st := status(t, cmd, cfg); st.Failed != 3 || st.Pending != 0 || st.Done != int64(len(site.Pages())) {
 		t.Fatalf("after the retry: %+v", st)
 	}
-	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes"); r.Code != 0 {
-		t.Fatalf("reset: %s", r)
+	// The workers were seen within the lease TTL: reset refuses to pull the
+	// state from under them unless forced.
+	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes"); r.Code != 1 || !strings.Contains(r.Stderr, "worker(s) active") {
+		t.Fatalf("reset with active workers: %s", r)
+	}
+	if st := status(t, cmd, cfg); st.Done != int64(len(site.Pages())) {
+		t.Fatalf("a refused reset changed the state: %+v", st)
+	}
+	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes", "--force"); r.Code != 0 {
+		t.Fatalf("reset --force: %s", r)
 	}
 	if st := status(t, cmd, cfg); st.Added != 0 || st.Done != 0 || st.Failed != 0 {
 		t.Fatalf("after reset: %+v", st)
