@@ -326,6 +326,9 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body}
 	if err := m.sv.Save(ctx, page); err != nil {
 		j.err = fmt.Errorf("save: %w", err)
+		// The page is fine, the store is not (disk full, S3 down): the
+		// operator must hear of it, not only the dead-letter list.
+		m.log.Warn("save failed; the item will be retried", "item", item.Key, "err", err)
 		m.observe(j.err, len(resp.Body), resp.Elapsed)
 		return
 	}
