@@ -104,18 +104,7 @@ func (b *bench) memoryTracker(extra string) string {
 		filepath.Join(b.dir, "state", "crawl.state"), extra)
 }
 
-func (b *bench) status(cfg string) tracker.Stats {
-	b.t.Helper()
-	r := b.cmd.Run(b.t, time.Minute, "status", "-c", cfg, "--json")
-	if r.Code != 0 {
-		b.t.Fatalf("status: %s", r)
-	}
-	var st tracker.Stats
-	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
-		b.t.Fatalf("status --json: %v\n%s", err, r.Stdout)
-	}
-	return st
-}
+func (b *bench) status(cfg string) tracker.Stats { return b.cmd.Status(b.t, cfg) }
 
 // deadLetters maps each dead letter to its reason.
 func (b *bench) deadLetters(cfg string) map[string]string {

@@ -78,18 +78,7 @@ func linkScraper(site *fixturesite.Site) string {
 	return fmt.Sprintf("scraper: {kind: link, seeds: [%q], link_regex: 'href=\"([^\"]+)\"'}", site.URL()+"/")
 }
 
-func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats {
-	t.Helper()
-	r := cmd.Run(t, time.Minute, "status", "-c", cfg, "--json")
-	if r.Code != 0 {
-		t.Fatalf("status: %s", r)
-	}
-	var st tracker.Stats
-	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, r.Stdout)
-	}
-	return st
-}
+func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats { return cmd.Status(t, cfg) }
 
 // failedKeys lists the dead letters with `distscrape failed --json`.
 func failedKeys(t *testing.T, cmd testbin.Cmd, cfg string) []string {

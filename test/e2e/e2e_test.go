@@ -4,7 +4,6 @@ package e2e
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -112,18 +111,7 @@ func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
 	}
 }
 
-func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats {
-	t.Helper()
-	r := cmd.Run(t, time.Minute, "status", "-c", cfg, "--json")
-	if r.Code != 0 {
-		t.Fatalf("status: %s", r)
-	}
-	var st tracker.Stats
-	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
-		t.Fatalf("status --json: %v\n%s", err, r.Stdout)
-	}
-	return st
-}
+func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats { return cmd.Status(t, cfg) }
 
 func TestMirrorOneProcess(t *testing.T) {
 	site := startSite(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
@@ -250,6 +238,37 @@ func TestFleetOfThreeWorkers(t *testing.T) {
 	}
 }
 
+// slowFleetCrawl seeds a Redis crawl of a slow site (30 ms a page, 4 at a
+// time), so that a worker is surely mid-crawl when a test interrupts it.
+func slowFleetCrawl(t *testing.T, leaseTTL string) (*fixturesite.Site, testbin.Cmd, string, string) {
+	t.Helper()
+	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
+	rs := redistest.Start(t, redistest.Options{})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: redisTracker(rs, leaseTTL),
+		Scraper: linkScraper(site),
+		Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
+		Saver:   "saver: {kind: file, dir: out}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
+		t.Fatalf("seed: %s", r)
+	}
+	return site, cmd, cfg, dir
+}
+
+// startMidCrawl starts a worker and returns once it has completed 20 pages.
+func startMidCrawl(t *testing.T, cmd testbin.Cmd, cfg, id string) *testbin.Proc {
+	t.Helper()
+	w := cmd.Start(t, "worker", "-c", cfg, "--id", id)
+	testbin.WaitFor(t, time.Minute, id+" to complete 20 pages", func() bool { return status(t, cmd, cfg).Done >= 20 })
+	if w.Exited() {
+		t.Fatalf("%s finished before it could be interrupted; make the site slower", id)
+	}
+	return w
+}
+
 // A worker killed with SIGKILL mid-crawl loses nothing: its leases come
 // back by `requeue --worker` at once, or by `requeue` once they expire.
 func TestKilledWorkerLosesNothing(t *testing.T) {
@@ -261,24 +280,8 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 		{"requeue-expired", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
-			rs := redistest.Start(t, redistest.Options{})
-			dir := t.TempDir()
-			cfg := crawlConfig{
-				Tracker: redisTracker(rs, "2s"),
-				Scraper: linkScraper(site),
-				Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
-				Saver:   "saver: {kind: file, dir: out}",
-			}.write(t, dir)
-			cmd := testbin.Cmd{Dir: dir}
-			if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
-				t.Fatalf("seed: %s", r)
-			}
-			victim := cmd.Start(t, "worker", "-c", cfg, "--id", "victim")
-			testbin.WaitFor(t, time.Minute, "the victim to complete 20 pages", func() bool { return status(t, cmd, cfg).Done >= 20 })
-			if victim.Exited() {
-				t.Fatal("the victim finished before it could be killed; make the site slower")
-			}
+			site, cmd, cfg, dir := slowFleetCrawl(t, "2s")
+			victim := startMidCrawl(t, cmd, cfg, "victim")
 			victim.Signal(syscall.SIGKILL)
 			<-victim.Done()
 			held := status(t, cmd, cfg).Leased
@@ -311,24 +314,8 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 }
 
 func TestSIGTERMLeavesNoLease(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
-	rs := redistest.Start(t, redistest.Options{})
-	dir := t.TempDir()
-	cfg := crawlConfig{
-		Tracker: redisTracker(rs, "5m"), // a long TTL: only a clean stop frees the leases
-		Scraper: linkScraper(site),
-		Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
-		Saver:   "saver: {kind: file, dir: out}",
-	}.write(t, dir)
-	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
-		t.Fatalf("seed: %s", r)
-	}
-	w := cmd.Start(t, "worker", "-c", cfg, "--id", "stopped")
-	testbin.WaitFor(t, time.Minute, "20 pages done", func() bool { return status(t, cmd, cfg).Done >= 20 })
-	if w.Exited() {
-		t.Fatal("the worker finished before the signal; make the site slower")
-	}
+	site, cmd, cfg, dir := slowFleetCrawl(t, "5m") // a long TTL: only a clean stop frees the leases
+	w := startMidCrawl(t, cmd, cfg, "stopped")
 	w.Signal(syscall.SIGTERM)
 	if r := w.Wait(t, 30*time.Second); r.Code != 0 || !strings.Contains(r.Stdout, "stopped by signal") {
 		t.Fatalf("worker after SIGTERM: %s", r)

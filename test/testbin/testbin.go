@@ -5,6 +5,7 @@ package testbin
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 var (
@@ -214,4 +217,18 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// Status runs `status --json` on the crawl of config cfg.
+func (c Cmd) Status(t testing.TB, cfg string) tracker.Stats {
+	t.Helper()
+	r := c.Run(t, time.Minute, "status", "-c", cfg, "--json")
+	if r.Code != 0 {
+		t.Fatalf("status: %s", r)
+	}
+	var st tracker.Stats
+	if err := json.Unmarshal([]byte(r.Stdout), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, r.Stdout)
+	}
+	return st
 }
