@@ -56,33 +56,27 @@ func runBar(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager) {
 		progressbar.OptionClearOnFinish(),
 	)
 	defer bar.Finish()
-	start := time.Now()
-	t := time.NewTicker(500 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		st, err := tr.Stats(ctx)
-		if err != nil {
-			continue
-		}
-		s := mgr.Progress()
-		total := st.Done + st.Failed + st.Pending + st.Leased + st.Delayed
-		if total > 0 {
+	everyStats(ctx, tr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
+		if total := st.Done + st.Failed + st.Pending + st.Leased + st.Delayed; total > 0 {
 			bar.ChangeMax64(total)
 		}
 		_ = bar.Set64(st.Done + st.Failed)
-		rate := float64(s.Saved) / time.Since(start).Seconds()
 		bar.Describe(fmt.Sprintf("done %d pending %d failed %d | %.0f pages/s", st.Done, st.Pending+st.Delayed, st.Failed, rate))
-	}
+	}, mgr)
 }
 
 func runLogLines(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager, log *slog.Logger) {
+	everyStats(ctx, tr, logEvery, func(st tracker.Stats, rate float64) {
+		log.Info("progress", "done", st.Done, "pending", st.Pending, "leased", st.Leased, "delayed", st.Delayed,
+			"failed", st.Failed, "saved_here", mgr.Progress().Saved, "pages_per_s", fmt.Sprintf("%.1f", rate))
+	}, mgr)
+}
+
+// everyStats calls show with the tracker's counts and this worker's pages/s
+// every interval until ctx ends; a failed Stats call skips a beat.
+func everyStats(ctx context.Context, tr tracker.Tracker, every time.Duration, show func(tracker.Stats, float64), mgr *manager.Manager) {
 	start := time.Now()
-	t := time.NewTicker(logEvery)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -90,12 +84,8 @@ func runLogLines(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager, 
 			return
 		case <-t.C:
 		}
-		st, err := tr.Stats(ctx)
-		if err != nil {
-			continue
+		if st, err := tr.Stats(ctx); err == nil {
+			show(st, float64(mgr.Progress().Saved)/time.Since(start).Seconds())
 		}
-		s := mgr.Progress()
-		log.Info("progress", "done", st.Done, "pending", st.Pending, "leased", st.Leased, "delayed", st.Delayed,
-			"failed", st.Failed, "saved_here", s.Saved, "pages_per_s", fmt.Sprintf("%.1f", float64(s.Saved)/time.Since(start).Seconds()))
 	}
 }
