@@ -148,7 +148,12 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 	})
 	defer stopGrace()
 
-	window := m.cfg.Concurrency + m.cfg.Batch // leases held at most
+	// Leases held at most. Two batches beyond the fetchers: the next
+	// checkout waits for a whole batch of free slots, and slots come back
+	// only when a group is flushed and completed, so with one batch of slack
+	// the fetchers idle during every commit (bench: Redis tracker at 20 ms
+	// latency, 2 workers × 32, went from ~1,760 to ~2,340 pages/s).
+	window := m.cfg.Concurrency + 2*m.cfg.Batch
 	slots := make(chan struct{}, window)
 	jobs := make(chan *job)
 	results := make(chan *job, window)
