@@ -30,7 +30,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return nil, err
 	}
 	// A mistyped override would silently do nothing: say so.
-	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG") {
+	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
 		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
 	}
 	return cfg, nil
