@@ -27,10 +27,13 @@ versitygw:
 		echo "installing versitygw $(VERSITYGW_VERSION) (S3-compatible test server)"; \
 		$(GO) install github.com/versity/versitygw/cmd/versitygw@$(VERSITYGW_VERSION); }
 
-## test: every test, with the race detector, against real redis-server and versitygw
+## test: every test, with the race detector, against real redis-server and
+## versitygw, then every fuzz target briefly (FUZZ_SMOKE each; 0 skips them)
+FUZZ_SMOKE ?= 20s
 test: deps
 	$(GO) vet ./...
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	@if [ "$(FUZZ_SMOKE)" != 0 ]; then $(MAKE) --no-print-directory fuzz FUZZTIME=$(FUZZ_SMOKE); fi
 
 test-short: deps
 	$(GO) test -race -short -count=1 ./...
@@ -62,7 +65,7 @@ fuzz: redis-server
 		$(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
 	done
 
-## fuzz-smoke: every fuzz target for 20s (CI, after make test)
+## fuzz-smoke: every fuzz target for 20s (make test runs it last)
 fuzz-smoke:
 	$(MAKE) fuzz FUZZTIME=20s
 
