@@ -232,6 +232,20 @@ func (b *bench) addURLs(tr *tracker.Redis, prefix string, n int) (int64, error) 
 	return bytes.Load(), <-errs // nil once closed and empty
 }
 
+// checkoutComplete checks out up to n items as worker and completes them
+// all, returning how many there were.
+func (b *bench) checkoutComplete(tr *tracker.Redis, worker string, n int, ttl time.Duration) (int, error) {
+	ls, err := tr.Checkout(b.ctx, worker, n, ttl)
+	if err != nil || len(ls) == 0 {
+		return 0, err
+	}
+	cs := make([]tracker.Completion, len(ls))
+	for i, l := range ls {
+		cs[i] = tracker.Completion{Lease: l}
+	}
+	return len(ls), tr.Complete(b.ctx, cs)
+}
+
 // drain checks out and completes n items, from 2 goroutines.
 func (b *bench) drain(tr *tracker.Redis, n int) error {
 	const par = 2
@@ -245,23 +259,15 @@ func (b *bench) drain(tr *tracker.Redis, n int) error {
 		go func() {
 			defer wg.Done()
 			for round := 0; done.Load() < int64(n) && round < n; round++ {
-				leases, err := tr.Checkout(b.ctx, "drain", 1000, time.Hour)
+				got, err := b.checkoutComplete(tr, "drain", 1000, time.Hour)
 				if err != nil {
 					errs <- err
 					return
 				}
-				if len(leases) == 0 { // the other goroutine holds the last ones
+				if got == 0 { // the other goroutine holds the last ones
 					return
 				}
-				cs := make([]tracker.Completion, len(leases))
-				for i, l := range leases {
-					cs[i] = tracker.Completion{Lease: l}
-				}
-				if err := tr.Complete(b.ctx, cs); err != nil {
-					errs <- err
-					return
-				}
-				done.Add(int64(len(leases)))
+				done.Add(int64(got))
 			}
 		}()
 	}
@@ -476,20 +482,12 @@ func (b *bench) lifecycle(int) error {
 					errs <- err
 					return
 				}
-				ls, err := tr.Checkout(b.ctx, name, batch, time.Minute)
+				got, err := b.checkoutComplete(tr, name, batch, time.Minute)
 				if err != nil {
 					errs <- err
 					return
 				}
-				cs := make([]tracker.Completion, len(ls))
-				for i, l := range ls {
-					cs[i] = tracker.Completion{Lease: l}
-				}
-				if err := tr.Complete(b.ctx, cs); err != nil {
-					errs <- err
-					return
-				}
-				total.Add(int64(len(ls)))
+				total.Add(int64(got))
 			}
 		}()
 	}
