@@ -146,13 +146,6 @@ func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response
 	if err != nil {
 		return nil, err
 	}
-	if dropped > 0 {
-		s.log.Warn("page has more IDs than max_links; the rest are not followed",
-			"id", item.Key, "max_links", s.maxLinks, "not_followed_at_least", dropped)
-	}
-	if tooLong > 0 {
-		s.log.Warn("IDs longer than a tracker key can be are not followed",
-			"id", item.Key, "max_bytes", tracker.MaxKeyLen, "ids", tooLong)
-	}
+	warnNotFollowed(s.log, "IDs", "id", item.Key, s.maxLinks, dropped, tooLong)
 	return items, nil
 }

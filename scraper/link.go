@@ -232,14 +232,7 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	} else if err := l.link.each(ctx, resp.Body, visit); err != nil {
 		return nil, err
 	}
-	if dropped > 0 {
-		l.log.Warn("page has more links than max_links; the rest are not followed",
-			"url", item.Key, "max_links", l.maxLinks, "not_followed_at_least", dropped)
-	}
-	if tooLong > 0 {
-		l.log.Warn("links longer than a tracker key can be are not followed",
-			"url", item.Key, "max_bytes", tracker.MaxKeyLen, "links", tooLong)
-	}
+	warnNotFollowed(l.log, "links", "url", item.Key, l.maxLinks, dropped, tooLong)
 	return items, nil
 }
 

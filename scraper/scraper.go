@@ -10,7 +10,9 @@ package scraper
 
 import (
 	"context"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/distscrape/distscrape/internal/fetch"
 	"github.com/distscrape/distscrape/tracker"
@@ -31,4 +33,18 @@ type Scraper interface {
 	Request(ctx context.Context, item tracker.Item) (*http.Request, error)
 	// Scrape validates resp and returns the items found in it.
 	Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error)
+}
+
+// warnNotFollowed says what a page offered that is not followed, so nothing
+// is dropped silently: items past max_links, and items too long for a
+// tracker key. noun is "links" or "IDs"; attr names the page's item.
+func warnNotFollowed(log *slog.Logger, noun, attr, key string, maxLinks, dropped, tooLong int) {
+	if dropped > 0 {
+		log.Warn("page has more "+noun+" than max_links; the rest are not followed",
+			attr, key, "max_links", maxLinks, "not_followed_at_least", dropped)
+	}
+	if tooLong > 0 {
+		log.Warn(noun+" longer than a tracker key can be are not followed",
+			attr, key, "max_bytes", tracker.MaxKeyLen, strings.ToLower(noun), tooLong)
+	}
 }
