@@ -18,6 +18,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
@@ -73,9 +76,7 @@ func run(ctx context.Context, fuzztime, match string, pkgs []string) error {
 	return nil
 }
 
-var fuzzFunc = regexp.MustCompile(`(?m)^func (Fuzz\w*)\(`)
-
-// findTargets lists the fuzz functions of the packages, sorted, by reading
+// findTargets lists the fuzz functions of the packages, sorted, by parsing
 // their test files (cheaper than compiling every test binary for -list).
 func findTargets(ctx context.Context, pkgs []string) ([]target, error) {
 	args := append([]string{"list", "-f", `{{.Dir}}{{range .TestGoFiles}} {{.}}{{end}}{{range .XTestGoFiles}} {{.}}{{end}}`}, pkgs...)
@@ -90,12 +91,12 @@ func findTargets(ctx context.Context, pkgs []string) ([]target, error) {
 			continue
 		}
 		for _, file := range fields[1:] {
-			src, err := os.ReadFile(filepath.Join(fields[0], file))
+			names, err := fuzzFuncs(filepath.Join(fields[0], file))
 			if err != nil {
 				return nil, err
 			}
-			for _, m := range fuzzFunc.FindAllSubmatch(src, -1) {
-				targets = append(targets, target{dir: fields[0], name: string(m[1])})
+			for _, name := range names {
+				targets = append(targets, target{dir: fields[0], name: name})
 			}
 		}
 	}
@@ -106,6 +107,22 @@ func findTargets(ctx context.Context, pkgs []string) ([]target, error) {
 		return targets[i].name < targets[j].name
 	})
 	return targets, nil
+}
+
+// fuzzFuncs names the top-level functions FuzzX(*testing.F) of a Go file.
+func fuzzFuncs(path string) ([]string, error) {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.SkipObjectResolution)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, d := range f.Decls {
+		fn, ok := d.(*ast.FuncDecl)
+		if ok && fn.Recv == nil && strings.HasPrefix(fn.Name.Name, "Fuzz") && fn.Type.Params.NumFields() == 1 {
+			names = append(names, fn.Name.Name)
+		}
+	}
+	return names, nil
 }
 
 func fuzzOne(ctx context.Context, t target, fuzztime string) error {

@@ -82,6 +82,8 @@ func FuzzBroken(f *testing.F) {
 	})
 }
 `)
+	// Not a target: text that only looks like one.
+	write("fake_test.go", "package fz\n\nvar fake = `\nfunc FuzzInAString(f *testing.F) {}\n`\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	t.Chdir(dir)
