@@ -165,7 +165,8 @@ const (
 
 // outcome classifies the output of a failed fuzz run of target name. It is
 // the race only when nothing was written to the corpus, no input is named as
-// failing, and the target's failure is exactly the bare deadline message.
+// failing, nothing panicked, and the target's failure is exactly the bare
+// deadline message.
 func outcome(name string, output []byte, written []string) result {
 	if len(written) > 0 || bytes.Contains(output, []byte("Failing input written to")) {
 		return finding
@@ -176,6 +177,8 @@ func outcome(name string, output []byte, written []string) result {
 	for inFail := false; sc.Scan(); {
 		line := sc.Text()
 		switch {
+		case strings.HasPrefix(line, "panic: ") || strings.HasPrefix(line, "fatal error: "):
+			return finding
 		case strings.HasPrefix(line, "--- FAIL: "+name+" ("):
 			inFail = true
 		case inFail && strings.HasPrefix(line, "    "):
@@ -184,7 +187,7 @@ func outcome(name string, output []byte, written []string) result {
 			inFail = false
 		}
 	}
-	if len(failLines) == 1 && failLines[0] == context.DeadlineExceeded.Error() {
+	if sc.Err() == nil && len(failLines) == 1 && failLines[0] == context.DeadlineExceeded.Error() {
 		return coordinatorRace
 	}
 	return finding

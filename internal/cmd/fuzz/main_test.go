@@ -35,6 +35,8 @@ FAIL
 		{"a new corpus file without the message", "--- FAIL: FuzzX (20.00s)\n    context deadline exceeded\n", []string{"abc"}, finding},
 		{"the deadline beside another error", "--- FAIL: FuzzX (20.00s)\n    fuzzing process hung or terminated unexpectedly\n    context deadline exceeded\n", nil, finding},
 		{"the deadline of another target", "--- FAIL: FuzzY (20.00s)\n    context deadline exceeded\n", nil, finding},
+		{"the deadline after a panic", "panic: runtime error: index out of range\n--- FAIL: FuzzX (20.00s)\n    context deadline exceeded\n", nil, finding},
+		{"a line too long to read", "--- FAIL: FuzzX (20.00s)\n    context deadline exceeded\n" + strings.Repeat("x", 5<<20) + "\n", nil, finding},
 		{"a build failure", "# pkg\n./x_test.go:3:1: syntax error\nFAIL\tpkg [build failed]\n", nil, finding},
 		{"no output", "", nil, finding},
 	} {
