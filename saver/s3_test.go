@@ -205,28 +205,17 @@ func TestS3Throttling(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.SetEnv(t)
 	srv.CreateBucket(t, "pages")
-	target, _ := url.Parse(srv.Endpoint)
 	var throttled atomic.Int32
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
-		r.SetURL(target)
-		r.Out.Host = r.In.Host // the signature covers the Host header
-	}}
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPut && throttled.Add(1) <= 2 {
-			io.Copy(io.Discard, r.Body)
-			w.Header().Set("Content-Type", "application/xml")
-			w.WriteHeader(http.StatusServiceUnavailable)
-			io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
-			return
+	s := faultyS3(ctx, t, srv, func(w http.ResponseWriter, r *http.Request) bool {
+		if r.Method != http.MethodPut || throttled.Add(1) > 2 {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer front.Close()
-	s, err := saver.NewS3(ctx, saver.S3Config{Bucket: "pages", Endpoint: front.URL, PathStyle: true, Key: "{id}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/xml")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		io.WriteString(w, `<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>`)
+		return true
+	})
 	if err := s.Save(ctx, savertest.NewPage("page1", []byte("throttled at first"))); err != nil {
 		t.Fatal(err)
 	}
@@ -249,23 +238,15 @@ func TestS3FailedUploadRetriedByNextFlush(t *testing.T) {
 	srv := s3test.Start(t)
 	srv.SetEnv(t)
 	srv.CreateBucket(t, "pages")
-	target, _ := url.Parse(srv.Endpoint)
 	var down atomic.Bool
-	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) { r.SetURL(target); r.Out.Host = r.In.Host }}
-	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if down.Load() {
-			w.WriteHeader(http.StatusForbidden) // not retryable: fails at once
-			io.WriteString(w, `<Error><Code>AccessDenied</Code><Message>down</Message></Error>`)
-			return
+	s := faultyS3(ctx, t, srv, func(w http.ResponseWriter, r *http.Request) bool {
+		if !down.Load() {
+			return false
 		}
-		proxy.ServeHTTP(w, r)
-	}))
-	defer front.Close()
-	s, err := saver.NewS3(ctx, saver.S3Config{Bucket: "pages", Endpoint: front.URL, PathStyle: true, Key: "{id}"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close(ctx)
+		w.WriteHeader(http.StatusForbidden) // not retryable: fails at once
+		io.WriteString(w, `<Error><Code>AccessDenied</Code><Message>down</Message></Error>`)
+		return true
+	})
 	down.Store(true)
 	if err := s.Save(ctx, savertest.NewPage("kept", []byte("kept"))); err != nil {
 		t.Fatal(err)
@@ -280,4 +261,34 @@ func TestS3FailedUploadRetriedByNextFlush(t *testing.T) {
 	if b := (&s3Reader{c: srv.Client(), bucket: "pages"}).get(t, "kept"); string(b) != "kept" {
 		t.Fatalf("object = %q", b)
 	}
+}
+
+// faultyS3 returns an S3 saver (bucket "pages", key {id}) that reaches srv
+// through a proxy; fault answers a request itself when it returns true.
+func faultyS3(ctx context.Context, t *testing.T, srv *s3test.Server, fault func(http.ResponseWriter, *http.Request) bool) *saver.S3 {
+	t.Helper()
+	target, err := url.Parse(srv.Endpoint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := &httputil.ReverseProxy{Rewrite: func(r *httputil.ProxyRequest) {
+		r.SetURL(target)
+		r.Out.Host = r.In.Host // the signature covers the Host header
+	}}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !fault(w, r) {
+			proxy.ServeHTTP(w, r)
+		}
+	}))
+	t.Cleanup(front.Close)
+	s, err := saver.NewS3(ctx, saver.S3Config{Bucket: "pages", Endpoint: front.URL, PathStyle: true, Key: "{id}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		s.Close(ctx)
+	})
+	return s
 }
