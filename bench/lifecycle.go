@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
 // Lifecycle figures: items/s through add → lease → complete, each on its
@@ -41,7 +42,7 @@ func itemKey(i int) string { return "https://example.org/item/" + strconv.Itoa(1
 // then Workers goroutines check out Batch at a time and complete them until
 // nothing is pending; it checks that every item ended done.
 func lifeDistscrape(ctx context.Context, redisURL, crawl string, p lifeParams) (result, error) {
-	tr, err := tracker.NewRedis(ctx, tracker.RedisConfig{URL: redisURL, Crawl: crawl, Logger: quietLogger()})
+	tr, err := redistracker.New(ctx, redistracker.Config{URL: redisURL, Crawl: crawl, Logger: quietLogger()})
 	if err != nil {
 		return result{}, err
 	}

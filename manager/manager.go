@@ -14,13 +14,13 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// Fetcher performs one HTTP request politely (internal/fetch.Client).
+// Fetcher performs one HTTP request politely (fetch.Client).
 type Fetcher interface {
 	Fetch(ctx context.Context, req *http.Request) (*fetch.Response, error)
 }

@@ -17,11 +17,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/memtracker"
 )
 
 // site serves pages /p/0 .. /p/N-1; /p/0 links to every page, page i to
@@ -88,7 +89,7 @@ func (s *site) fetches(i int) int64 {
 // bundle is the test's parts: real tracker, saver, scraper and fetcher.
 type bundle struct {
 	site  *site
-	tr    *tracker.Memory
+	tr    *memtracker.Tracker
 	sv    saver.Saver
 	dir   string
 	sc    *scraper.Link
@@ -121,7 +122,7 @@ func setup(t *testing.T, pages int, opts tracker.Options) *bundle {
 	}
 	opts.Clock = b.clock
 	var err error
-	if b.tr, err = tracker.NewMemory(tracker.MemoryConfig{Options: opts}); err != nil {
+	if b.tr, err = memtracker.New(memtracker.Config{Options: opts}); err != nil {
 		t.Fatal(err)
 	}
 	if b.sv, err = saver.NewFile(saver.FileConfig{Dir: b.dir, Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"}); err != nil {
@@ -173,7 +174,7 @@ func run(t *testing.T, m *manager.Manager, timeout time.Duration) manager.Summar
 	return sum
 }
 
-func stats(t *testing.T, tr tracker.Tracker) tracker.Stats {
+func stats(t *testing.T, tr tracker.Inspector) tracker.Stats {
 	t.Helper()
 	st, err := tr.Stats(context.Background())
 	if err != nil {

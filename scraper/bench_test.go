@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/tracker"
 )
 

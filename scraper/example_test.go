@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"net/url"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )

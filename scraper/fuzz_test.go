@@ -6,7 +6,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/urlnorm"
 	"github.com/distscrape/distscrape/tracker"
 )

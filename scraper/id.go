@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/urlnorm"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -102,7 +102,7 @@ func (s *ID) url(id string) string {
 // Request builds the GET of the item's download URL.
 func (s *ID) Request(ctx context.Context, item tracker.Item) (*http.Request, error) {
 	if item.Key == "" {
-		return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: empty ID", ErrBadItem))
+		return nil, fetch.Final("bad item", fmt.Errorf("%w: empty ID", ErrBadItem))
 	}
 	return newGet(ctx, s.url(item.Key))
 }

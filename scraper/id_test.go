@@ -13,7 +13,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/tracker"
 )
 

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/urlnorm"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -114,7 +114,7 @@ func newGet(ctx context.Context, raw string) (*http.Request, error) {
 		err = errors.New("no host")
 	}
 	if err != nil {
-		return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: %q: %w", ErrBadItem, raw, err))
+		return nil, fetch.Final("bad item", fmt.Errorf("%w: %q: %w", ErrBadItem, raw, err))
 	}
 	return req, nil
 }
@@ -177,7 +177,7 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	if base == nil {
 		var err error
 		if base, err = url.Parse(item.Key); err != nil {
-			return nil, fetch.NewError("bad item", true, 0, fmt.Errorf("%w: %q: %w", ErrBadItem, item.Key, err))
+			return nil, fetch.Final("bad item", fmt.Errorf("%w: %q: %w", ErrBadItem, item.Key, err))
 		}
 	}
 	self, _ := l.norm.Normalize(base.String())

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/tracker"
 )
 

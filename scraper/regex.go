@@ -13,7 +13,7 @@ import (
 	"github.com/dlclark/regexp2"
 	"github.com/dlclark/regexp2/syntax"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 )
 
 // DefaultRegexTimeout bounds one regex match when the config sets none.
@@ -96,7 +96,7 @@ func compileMatcher(field, expr string, timeout time.Duration) (*matcher, error)
 var ErrRegexTimeout = errors.New("scraper: regex timeout")
 
 func (m *matcher) timeoutError() error {
-	return fetch.NewError("regex timeout", true, 0, fmt.Errorf("%w: %s exceeded %v", ErrRegexTimeout, m.field, m.timeout))
+	return fetch.Final("regex timeout", fmt.Errorf("%w: %s exceeded %v", ErrRegexTimeout, m.field, m.timeout))
 }
 
 // each calls fn with the value of every match in body, in order: the first
@@ -151,7 +151,7 @@ func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) (
 // the page: one bad page must not crash the worker.
 func (m *matcher) recoverPanic(err *error) {
 	if r := recover(); r != nil {
-		*err = fetch.NewError("regex error", true, 0, fmt.Errorf("scraper: %s panicked: %v", m.field, r))
+		*err = fetch.Final("regex error", fmt.Errorf("scraper: %s panicked: %v", m.field, r))
 	}
 }
 

@@ -12,9 +12,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strings"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -34,6 +35,20 @@ type Scraper interface {
 	// Scrape validates resp and returns the items found in it.
 	Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error)
 }
+
+// ScopedScraper is a Scraper that knows the crawl's scope. Both built-in
+// scrapers are; the command line hands InScope to the fetch client
+// (fetch.Config.InScope) so that redirects never leave the scope.
+type ScopedScraper interface {
+	Scraper
+	// InScope reports whether u may be fetched in this crawl.
+	InScope(u *url.URL) bool
+}
+
+var (
+	_ ScopedScraper = (*Link)(nil)
+	_ ScopedScraper = (*ID)(nil)
+)
 
 // warnNotFollowed says what a page offered that is not followed, so nothing
 // is dropped silently: items past max_links, and items too long for a

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/fetch"
+	"github.com/distscrape/distscrape/fetch"
 )
 
 // Validate rejects pages that "succeeded" but are a captcha, a soft ban or
@@ -45,7 +45,7 @@ func newValidator(v Validate, timeout time.Duration) (*validator, error) {
 
 func (v *validator) check(resp *fetch.Response) error {
 	if len(v.status) > 0 && !slices.Contains(v.status, resp.Status) {
-		return fetch.NewError("validate status", false, 0, fmt.Errorf("%w: status %d not in %v", ErrValidation, resp.Status, v.status))
+		return fetch.Retry("validate status", 0, fmt.Errorf("%w: status %d not in %v", ErrValidation, resp.Status, v.status))
 	}
 	if v.must != nil {
 		ok, err := v.must.match(resp.Body)
@@ -53,7 +53,7 @@ func (v *validator) check(resp *fetch.Response) error {
 			return err
 		}
 		if !ok {
-			return fetch.NewError("validate must_match", false, 0, fmt.Errorf("%w: body does not match must_match", ErrValidation))
+			return fetch.Retry("validate must_match", 0, fmt.Errorf("%w: body does not match must_match", ErrValidation))
 		}
 	}
 	if v.mustNo != nil {
@@ -62,7 +62,7 @@ func (v *validator) check(resp *fetch.Response) error {
 			return err
 		}
 		if ok {
-			return fetch.NewError("validate must_not_match", false, 0, fmt.Errorf("%w: body matches must_not_match", ErrValidation))
+			return fetch.Retry("validate must_not_match", 0, fmt.Errorf("%w: body matches must_not_match", ErrValidation))
 		}
 	}
 	return nil

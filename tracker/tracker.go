@@ -6,8 +6,13 @@
 //	                        ↑                    │  └── fail (retryable) → delayed → (due) → pending
 //	                        └── lease expired ───┘            └── attempts exhausted → failed
 //
-// Every implementation (in-memory, Redis) satisfies the same contract, proved by
-// the conformance suite in tracker/trackertest.
+// This package is the contract only: the types, the Tracker (worker side) and
+// Inspector (operator side) interfaces, errors, backoff, fingerprints and
+// validation. The engines live in their own packages, memtracker (one
+// process) and redistracker (a fleet), so importing the contract pulls in no
+// Redis client. Every engine satisfies the same contract, proved by the
+// conformance suite in tracker/trackertest. This package imports nothing of
+// distscrape's.
 package tracker
 
 import (
@@ -108,9 +113,10 @@ type Stats struct {
 	Workers int64 `json:"workers"` // workers seen within the last lease TTL
 }
 
-// Tracker is the work-item contract. Every method is safe for concurrent use.
-// Batch methods apply to the leases still held and skip the others: they
-// return a *LostError (errors.Is(err, ErrLeaseLost)) naming the skipped ones.
+// Tracker is the worker side of the work-item contract: what the crawl
+// manager calls. Every method is safe for concurrent use. Batch methods apply
+// to the leases still held and skip the others: they return a *LostError
+// (errors.Is(err, ErrLeaseLost)) naming the skipped ones.
 type Tracker interface {
 	// Add adds items not seen before (pending, leased, delayed, done or
 	// failed); it returns how many were new.
@@ -134,20 +140,34 @@ type Tracker interface {
 	// Release hands unstarted leases back to pending at once, without
 	// counting the attempt.
 	Release(ctx context.Context, leases []Lease) error
+	// Done reports whether pending, leased and delayed are all empty.
+	Done(ctx context.Context) (bool, error)
+	// Close releases the tracker's resources (not its state).
+	Close() error
+}
+
+// Inspector is the operator side, kept apart from the worker side the way
+// asynq keeps its Inspector apart from its server: the manager never needs
+// it, the CLI's status, failed, requeue and reset do.
+type Inspector interface {
+	// Stats returns the counts, in O(1).
+	Stats(ctx context.Context) (Stats, error)
+	// Failed lists up to limit dead letters (0: all) with their last error.
+	Failed(ctx context.Context, limit int) ([]FailedItem, error)
 	// Requeue moves expired leases (default), one worker's leases, or the
 	// dead letters back to pending, and returns how many moved. Delayed items
 	// that are due are moved too.
 	Requeue(ctx context.Context, opt RequeueOptions) (int, error)
-	// Stats returns the counts, in O(1).
-	Stats(ctx context.Context) (Stats, error)
-	// Done reports whether pending, leased and delayed are all empty.
-	Done(ctx context.Context) (bool, error)
-	// Failed lists up to limit dead letters (0: all) with their last error.
-	Failed(ctx context.Context, limit int) ([]FailedItem, error)
 	// Reset deletes the crawl's whole state. Only `distscrape reset --yes` calls it.
 	Reset(ctx context.Context) error
-	// Close releases the tracker's resources (not its state).
-	Close() error
+}
+
+// Engine is a complete tracker implementation: both sides of the contract.
+// memtracker.Tracker and redistracker.Tracker are Engines; the conformance
+// suite in tracker/trackertest runs against an Engine.
+type Engine interface {
+	Tracker
+	Inspector
 }
 
 // Options are the settings every tracker shares. The zero value means the
@@ -205,6 +225,15 @@ func (e *LostError) Error() string {
 		keys = keys[:show]
 	}
 	return fmt.Sprintf("tracker: lease lost for %d item(s): %s%s", len(e.Keys), strings.Join(keys, ", "), more)
+}
+
+// Lost returns a *LostError naming keys, or nil when keys is empty: what a
+// batch call returns after skipping the leases it no longer held.
+func Lost(keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	return &LostError{Keys: keys}
 }
 
 // Is makes errors.Is(err, ErrLeaseLost) true.

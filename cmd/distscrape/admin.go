@@ -74,7 +74,7 @@ func statusCommand() *cli.Command {
 }
 
 // watchStatus refreshes in place on a terminal, one line per refresh otherwise.
-func watchStatus(ctx context.Context, tr tracker.Tracker, every time.Duration, asJSON bool) error {
+func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON bool) error {
 	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
 	var prev *tracker.Stats
 	var prevAt time.Time
@@ -234,7 +234,7 @@ func checkCommand() *cli.Command {
 	}
 }
 
-func adminTracker(c *cli.Context, cmd string) (tracker.Tracker, error) {
+func adminTracker(c *cli.Context, cmd string) (tracker.Engine, error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return nil, err

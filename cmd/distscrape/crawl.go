@@ -136,7 +136,7 @@ func runWorker(c *cli.Context, single bool) error {
 // joinCrawl connects to the tracker and seeds a new crawl. A tracker that
 // is unreachable (Redis restarting, a network blip) is retried until it
 // comes back or the worker is stopped: a fleet must not die with its Redis.
-func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (tracker.Tracker, error) {
+func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (tracker.Engine, error) {
 	wait := time.Duration(0)
 	for {
 		tr, err := openTracker(ctx, cfg)
@@ -182,7 +182,7 @@ func transient(err error) bool {
 
 // seedIfNew adds the config's seeds to a crawl that has never seen an item.
 // Add is idempotent, so two workers racing here do no harm.
-func seedIfNew(ctx context.Context, tr tracker.Tracker, cfg *config.Config) (int, error) {
+func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int, error) {
 	st, err := tr.Stats(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("tracker: %w", err)

@@ -24,7 +24,7 @@ type progress struct {
 
 const logEvery = 10 * time.Second
 
-func startProgress(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager, log *slog.Logger, allowBar bool) *progress {
+func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger, allowBar bool) *progress {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &progress{cancel: cancel}
 	tty := allowBar && term.IsTerminal(int(os.Stderr.Fd()))
@@ -45,7 +45,7 @@ func (p *progress) stop() {
 	p.wg.Wait()
 }
 
-func runBar(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager) {
+func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSetDescription("crawling"),
@@ -65,7 +65,7 @@ func runBar(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager) {
 	}, mgr)
 }
 
-func runLogLines(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager, log *slog.Logger) {
+func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger) {
 	everyStats(ctx, tr, logEvery, func(st tracker.Stats, rate float64) {
 		log.Info("progress", "done", st.Done, "pending", st.Pending, "leased", st.Leased, "delayed", st.Delayed,
 			"failed", st.Failed, "saved_here", mgr.Progress().Saved, "pages_per_s", fmt.Sprintf("%.1f", rate))
@@ -74,7 +74,7 @@ func runLogLines(ctx context.Context, tr tracker.Tracker, mgr *manager.Manager, 
 
 // everyStats calls show with the tracker's counts and this worker's pages/s
 // every interval until ctx ends; a failed Stats call skips a beat.
-func everyStats(ctx context.Context, tr tracker.Tracker, every time.Duration, show func(tracker.Stats, float64), mgr *manager.Manager) {
+func everyStats(ctx context.Context, tr tracker.Engine, every time.Duration, show func(tracker.Stats, float64), mgr *manager.Manager) {
 	start := time.Now()
 	t := time.NewTicker(every)
 	defer t.Stop()

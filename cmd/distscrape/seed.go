@@ -118,7 +118,7 @@ Examples:
 
 // seedFile adds one item per line; blank lines are skipped; a bad line
 // stops the seed with its line number (everything before it is added).
-func seedFile(ctx context.Context, tr tracker.Tracker, cfg *config.Config, r io.Reader) (added, total int, err error) {
+func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.Reader) (added, total int, err error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), maxSeedLine)
 	var batch []tracker.Item

@@ -10,11 +10,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/fetch"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/memtracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
 // This file is the one place that chooses implementations from the config.
@@ -56,18 +58,18 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 
 // openTracker connects to the crawl's tracker. The memory tracker lives in
 // this process only (optionally resumed from tracker.state).
-func openTracker(ctx context.Context, cfg *config.Config) (tracker.Tracker, error) {
+func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch cfg.Tracker.Kind {
 	case "redis":
-		return tracker.NewRedis(ctx, tracker.RedisConfig{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg)})
+		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg)})
 	default:
-		return tracker.NewMemory(tracker.MemoryConfig{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
+		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
 	}
 }
 
 // sharedTracker is openTracker for the commands that only make sense on a
 // tracker other processes can see.
-func sharedTracker(ctx context.Context, cfg *config.Config, cmd string) (tracker.Tracker, error) {
+func sharedTracker(ctx context.Context, cfg *config.Config, cmd string) (tracker.Engine, error) {
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
@@ -86,10 +88,7 @@ func expandName(tmpl, crawl, worker string) string {
 	return strings.NewReplacer("{crawl}", crawl, "{worker}", worker).Replace(tmpl)
 }
 
-func openScraper(cfg *config.Config) (interface {
-	scraper.Scraper
-	InScope(*url.URL) bool
-}, error) {
+func openScraper(cfg *config.Config) (scraper.ScopedScraper, error) {
 	s := cfg.Scraper
 	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
 	if s.Kind == "id" {
@@ -103,7 +102,7 @@ func openScraper(cfg *config.Config) (interface {
 
 // openFetcher builds the HTTP client. On a shared tracker that can book
 // requests (Redis), the per-host rate holds across the whole fleet.
-func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Tracker, log *slog.Logger) (*fetch.Client, error) {
+func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Engine, log *slog.Logger) (*fetch.Client, error) {
 	f := cfg.Fetch
 	robots := f.Robots == nil || *f.Robots
 	fleet, _ := tr.(fetch.FleetLimiter)

@@ -12,10 +12,11 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/memtracker"
 )
 
 func TestServeExposesFetchesAndQueues(t *testing.T) {
-	tr, err := tracker.NewMemory(tracker.MemoryConfig{})
+	tr, err := memtracker.New(memtracker.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

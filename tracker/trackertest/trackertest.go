@@ -1,4 +1,4 @@
-// Package trackertest is the conformance suite of tracker.Tracker: the single,
+// Package trackertest is the conformance suite of tracker.Engine: the single,
 // executable definition of the contract that every implementation (in-memory,
 // Redis) must pass.
 //
@@ -42,7 +42,7 @@ import (
 
 // Factory returns a fresh, empty tracker built with opts. It registers the
 // tracker's Close (and any server cleanup) with t.Cleanup.
-type Factory func(t testing.TB, opts tracker.Options) tracker.Tracker
+type Factory func(t testing.TB, opts tracker.Options) tracker.Engine
 
 // Clock is a simulated clock, safe for concurrent use.
 type Clock struct {
@@ -124,7 +124,7 @@ func Run(t *testing.T, newTracker Factory) {
 // env is one subtest's tracker, clock and helpers (river's testBundle).
 type env struct {
 	t     *testing.T
-	tr    tracker.Tracker
+	tr    tracker.Engine
 	clock *Clock
 	opts  tracker.Options
 	ctx   context.Context

@@ -24,6 +24,7 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
 func main() {
@@ -114,8 +115,8 @@ func parseFloat(s string) float64 {
 
 // open opens a crawl; the items expire again and again in the requeue
 // figure, so attempts never run out.
-func (b *bench) open(crawl string, clk tracker.Clock) (*tracker.Redis, error) {
-	return tracker.NewRedis(b.ctx, tracker.RedisConfig{URL: b.url, Crawl: crawl,
+func (b *bench) open(crawl string, clk tracker.Clock) (*redistracker.Tracker, error) {
+	return redistracker.New(b.ctx, redistracker.Config{URL: b.url, Crawl: crawl,
 		Options: tracker.Options{Clock: clk, MaxAttempts: 1 << 30}, Logger: slog.Default()})
 }
 
@@ -197,7 +198,7 @@ func (b *bench) idDedup(n int) error {
 
 // addURLs adds n distinct URLs, from 2 goroutines so that building a batch
 // overlaps Redis running the previous one; it returns their total length.
-func (b *bench) addURLs(tr *tracker.Redis, prefix string, n int) (int64, error) {
+func (b *bench) addURLs(tr *redistracker.Tracker, prefix string, n int) (int64, error) {
 	const par = 2
 	var (
 		bytes atomic.Int64
@@ -234,7 +235,7 @@ func (b *bench) addURLs(tr *tracker.Redis, prefix string, n int) (int64, error) 
 
 // checkoutComplete checks out up to n items as worker and completes them
 // all, returning how many there were.
-func (b *bench) checkoutComplete(tr *tracker.Redis, worker string, n int, ttl time.Duration) (int, error) {
+func (b *bench) checkoutComplete(tr *redistracker.Tracker, worker string, n int, ttl time.Duration) (int, error) {
 	ls, err := tr.Checkout(b.ctx, worker, n, ttl)
 	if err != nil || len(ls) == 0 {
 		return 0, err
@@ -247,7 +248,7 @@ func (b *bench) checkoutComplete(tr *tracker.Redis, worker string, n int, ttl ti
 }
 
 // drain checks out and completes n items, from 2 goroutines.
-func (b *bench) drain(tr *tracker.Redis, n int) error {
+func (b *bench) drain(tr *redistracker.Tracker, n int) error {
 	const par = 2
 	var (
 		done atomic.Int64
@@ -283,7 +284,7 @@ func (b *bench) drain(tr *tracker.Redis, n int) error {
 }
 
 // checkoutLatency is one checkout of 64 (timed) and its release (not timed).
-func (b *bench) checkoutLatency(tr *tracker.Redis) (time.Duration, error) {
+func (b *bench) checkoutLatency(tr *redistracker.Tracker) (time.Duration, error) {
 	t0 := time.Now()
 	ls, err := tr.Checkout(b.ctx, "probe", 64, time.Minute)
 	d := time.Since(t0)
@@ -382,7 +383,7 @@ func (b *bench) urlPending(int) error {
 }
 
 // requeueSetup makes live long leases and 100 items that cycle.
-func (b *bench) requeueSetup(crawl string, live int, t0 time.Time) (*tracker.Redis, *clock, error) {
+func (b *bench) requeueSetup(crawl string, live int, t0 time.Time) (*redistracker.Tracker, *clock, error) {
 	clk := newClock(t0)
 	tr, err := b.open(crawl, clk)
 	if err != nil {
@@ -404,7 +405,7 @@ func (b *bench) requeueSetup(crawl string, live int, t0 time.Time) (*tracker.Red
 
 // requeueOnce leases the 100 cycling items, lets them expire and times the
 // Requeue that takes them back.
-func requeueOnce(ctx context.Context, tr *tracker.Redis, clk *clock, t0 time.Time) (time.Duration, error) {
+func requeueOnce(ctx context.Context, tr *redistracker.Tracker, clk *clock, t0 time.Time) (time.Duration, error) {
 	clk.Set(t0)
 	ls, err := tr.Checkout(ctx, "doomed", 100, time.Minute)
 	if err != nil || len(ls) != 100 {

@@ -1,4 +1,4 @@
-package tracker
+package redistracker
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Batch sizes of one script call: each call stays short, so Redis is never
@@ -21,9 +23,9 @@ const (
 
 // Add adds items not seen before and returns how many were new. A batch with
 // an invalid item is refused whole.
-func (r *Redis) Add(ctx context.Context, items []Item) (int, error) {
+func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	if r.closed.Load() {
-		return 0, ErrClosed
+		return 0, tracker.ErrClosed
 	}
 	if err := validateItems(items); err != nil {
 		return 0, err
@@ -48,12 +50,12 @@ func (r *Redis) Add(ctx context.Context, items []Item) (int, error) {
 
 // AddRange adds the IDs of rg as one entry (two when it straddles 2^40,
 // where dedup switches from the bitmap to fingerprints): O(1).
-func (r *Redis) AddRange(ctx context.Context, rg Range) error {
+func (r *Tracker) AddRange(ctx context.Context, rg tracker.Range) error {
 	if rg.Lo > rg.Hi {
-		return fmt.Errorf("%w: range %d-%d: low end above high end", ErrInvalidItem, rg.Lo, rg.Hi)
+		return fmt.Errorf("%w: range %d-%d: low end above high end", tracker.ErrInvalidItem, rg.Lo, rg.Hi)
 	}
 	if rg.Hi-rg.Lo >= 1<<62 {
-		return fmt.Errorf("%w: range %d-%d: more than 2^62 IDs", ErrInvalidItem, rg.Lo, rg.Hi)
+		return fmt.Errorf("%w: range %d-%d: more than 2^62 IDs", tracker.ErrInvalidItem, rg.Lo, rg.Hi)
 	}
 	parts := []struct {
 		tag    byte
@@ -82,9 +84,9 @@ func (r *Redis) AddRange(ctx context.Context, rg Range) error {
 }
 
 // Checkout leases up to n pending items to worker for ttl.
-func (r *Redis) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error) {
+func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, tracker.ErrClosed
 	}
 	if n <= 0 {
 		return nil, nil
@@ -92,7 +94,7 @@ func (r *Redis) Checkout(ctx context.Context, worker string, n int, ttl time.Dur
 	if ttl < time.Millisecond {
 		return nil, fmt.Errorf("tracker: checkout: lease ttl %v, want at least 1ms", ttl)
 	}
-	var out []Lease
+	var out []tracker.Lease
 	for call := 0; call < maxCalls && len(out) < n; call++ {
 		nonce := make([]byte, 8)
 		_, _ = rand.Read(nonce) // never fails
@@ -112,9 +114,9 @@ func (r *Redis) Checkout(ctx context.Context, worker string, n int, ttl time.Dur
 			key, _ := v[i+1].(string)
 			depth, _ := v[i+2].(int64)
 			attempts, _ := v[i+3].(int64)
-			out = append(out, Lease{
-				Item:   Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
-				Worker: worker, Token: LeaseToken(token), Deadline: deadline,
+			out = append(out, tracker.Lease{
+				Item:   tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
+				Worker: worker, Token: tracker.LeaseToken(token), Deadline: deadline,
 			})
 		}
 		if more, _ := v[0].(int64); more == 0 {
@@ -125,9 +127,9 @@ func (r *Redis) Checkout(ctx context.Context, worker string, n int, ttl time.Dur
 }
 
 // Extend pushes the deadline of held leases to now+ttl.
-func (r *Redis) Extend(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error) {
+func (r *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.Duration) ([]tracker.Lease, error) {
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, tracker.ErrClosed
 	}
 	if len(leases) == 0 {
 		return nil, nil
@@ -145,7 +147,7 @@ func (r *Redis) Extend(ctx context.Context, leases []Lease, ttl time.Duration) (
 		return nil, err
 	}
 	flags, _ := res.([]any)
-	var out []Lease
+	var out []tracker.Lease
 	var lost []string
 	deadline := msTime(ceilMS(now) + ttl.Milliseconds())
 	for i, l := range leases {
@@ -156,14 +158,14 @@ func (r *Redis) Extend(ctx context.Context, leases []Lease, ttl time.Duration) (
 			lost = append(lost, l.Key)
 		}
 	}
-	return out, lostErr(lost)
+	return out, tracker.Lost(lost)
 }
 
 // Complete marks held leases done and adds what was discovered in them,
 // atomically per completion.
-func (r *Redis) Complete(ctx context.Context, cs []Completion) error {
+func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	if r.closed.Load() {
-		return ErrClosed
+		return tracker.ErrClosed
 	}
 	for _, c := range cs {
 		if err := validateItems(c.Discovered); err != nil {
@@ -195,14 +197,14 @@ func (r *Redis) Complete(ctx context.Context, cs []Completion) error {
 	if err := send(); err != nil {
 		return err
 	}
-	return lostErr(lost)
+	return tracker.Lost(lost)
 }
 
 // Fail records failures: retryable ones are delayed by the backoff (at least
 // their RetryAfter), final ones and those out of attempts go to failed.
-func (r *Redis) Fail(ctx context.Context, fs []Failure) error {
+func (r *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 	if r.closed.Load() {
-		return ErrClosed
+		return tracker.ErrClosed
 	}
 	if len(fs) == 0 {
 		return nil
@@ -220,13 +222,13 @@ func (r *Redis) Fail(ctx context.Context, fs []Failure) error {
 	if err != nil {
 		return err
 	}
-	return lostErr(appendStrings(nil, res))
+	return tracker.Lost(appendStrings(nil, res))
 }
 
 // Release hands held leases back to pending at once, giving the attempt back.
-func (r *Redis) Release(ctx context.Context, leases []Lease) error {
+func (r *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 	if r.closed.Load() {
-		return ErrClosed
+		return tracker.ErrClosed
 	}
 	if len(leases) == 0 {
 		return nil
@@ -239,12 +241,12 @@ func (r *Redis) Release(ctx context.Context, leases []Lease) error {
 	if err != nil {
 		return err
 	}
-	return lostErr(appendStrings(nil, res))
+	return tracker.Lost(appendStrings(nil, res))
 }
 
 // Requeue moves expired leases and due delayed items (default), one worker's
 // leases, or the dead letters back to pending, requeueChunk per script call.
-func (r *Redis) Requeue(ctx context.Context, opt RequeueOptions) (int, error) {
+func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
 	mode, keys := "expired", r.keys.fixed
 	switch {
 	case opt.Failed:
@@ -271,15 +273,15 @@ func (r *Redis) Requeue(ctx context.Context, opt RequeueOptions) (int, error) {
 	return total, nil
 }
 
-func validateItems(items []Item) error {
+func validateItems(items []tracker.Item) error {
 	for _, it := range items {
 		switch {
 		case it.Key == "":
-			return fmt.Errorf("%w: empty key", ErrInvalidItem)
-		case len(it.Key) > MaxKeyLen:
-			return fmt.Errorf("%w: key of %d bytes, more than %d", ErrInvalidItem, len(it.Key), MaxKeyLen)
+			return fmt.Errorf("%w: empty key", tracker.ErrInvalidItem)
+		case len(it.Key) > tracker.MaxKeyLen:
+			return fmt.Errorf("%w: key of %d bytes, more than %d", tracker.ErrInvalidItem, len(it.Key), tracker.MaxKeyLen)
 		case it.Depth < 0:
-			return fmt.Errorf("%w: %q has negative depth %d", ErrInvalidItem, it.Key, it.Depth)
+			return fmt.Errorf("%w: %q has negative depth %d", tracker.ErrInvalidItem, it.Key, it.Depth)
 		}
 	}
 	return nil

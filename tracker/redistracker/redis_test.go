@@ -1,4 +1,4 @@
-package tracker
+package redistracker
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Redis-specific tests: the raw layout the scripts leave (asynq-style get
@@ -42,19 +43,19 @@ type redisBundle struct {
 	ctx   context.Context
 	srv   *redistest.Server
 	c     *redis.Client
-	tr    *Redis
+	tr    *Tracker
 	clock *redisClock
 	keys  crawlKeys
 }
 
-func setupRedis(t *testing.T, srvOpts redistest.Options, mod func(*RedisConfig)) *redisBundle {
+func setupRedis(t *testing.T, srvOpts redistest.Options, mod func(*Config)) *redisBundle {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	b := &redisBundle{t: t, ctx: ctx, srv: redistest.Start(t, srvOpts),
 		clock: &redisClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}}
 	b.c = b.srv.Client(t)
-	cfg := RedisConfig{URL: b.srv.URL(0), Crawl: "test", Options: Options{Clock: b.clock, MaxAttempts: 3}}
+	cfg := Config{URL: b.srv.URL(0), Crawl: "test", Options: tracker.Options{Clock: b.clock, MaxAttempts: 3}}
 	if mod != nil {
 		mod(&cfg)
 	}
@@ -63,11 +64,11 @@ func setupRedis(t *testing.T, srvOpts redistest.Options, mod func(*RedisConfig))
 	return b
 }
 
-func (b *redisBundle) open(cfg RedisConfig) *Redis {
+func (b *redisBundle) open(cfg Config) *Tracker {
 	b.t.Helper()
-	tr, err := NewRedis(b.ctx, cfg)
+	tr, err := New(b.ctx, cfg)
 	if err != nil {
-		b.t.Fatalf("NewRedis: %v", err)
+		b.t.Fatalf("New: %v", err)
 	}
 	b.t.Cleanup(func() { _ = tr.Close() })
 	return tr
@@ -131,7 +132,7 @@ func (b *redisBundle) seedPending(n int64, entries ...string) {
 	}
 }
 
-func (b *redisBundle) add(items ...Item) int {
+func (b *redisBundle) add(items ...tracker.Item) int {
 	b.t.Helper()
 	n, err := b.tr.Add(b.ctx, items)
 	if err != nil {
@@ -140,7 +141,7 @@ func (b *redisBundle) add(items ...Item) int {
 	return n
 }
 
-func (b *redisBundle) checkout(worker string, n int) []Lease {
+func (b *redisBundle) checkout(worker string, n int) []tracker.Lease {
 	b.t.Helper()
 	ls, err := b.tr.Checkout(b.ctx, worker, n, time.Minute)
 	if err != nil {
@@ -149,7 +150,7 @@ func (b *redisBundle) checkout(worker string, n int) []Lease {
 	return ls
 }
 
-func (b *redisBundle) stats() Stats {
+func (b *redisBundle) stats() tracker.Stats {
 	b.t.Helper()
 	s, err := b.tr.Stats(b.ctx)
 	if err != nil {
@@ -161,7 +162,7 @@ func (b *redisBundle) stats() Stats {
 	return s
 }
 
-func redisLeaseKeys(ls []Lease) []string {
+func redisLeaseKeys(ls []tracker.Lease) []string {
 	out := make([]string, len(ls))
 	for i, l := range ls {
 		out[i] = l.Key
@@ -181,8 +182,8 @@ func redisIDs(lo, hi uint64) []string {
 func TestRedisLayout(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	p := "distscrape:{test}:"
-	b.add(Item{Key: "https://a.example/"}, Item{Key: "deep", Depth: 2}, Item{Key: "\x01odd"},
-		Item{Key: "5"}, Item{Key: "6"}, Item{Key: "7"}, Item{Key: "9"})
+	b.add(tracker.Item{Key: "https://a.example/"}, tracker.Item{Key: "deep", Depth: 2}, tracker.Item{Key: "\x01odd"},
+		tracker.Item{Key: "5"}, tracker.Item{Key: "6"}, tracker.Item{Key: "7"}, tracker.Item{Key: "9"})
 	want := []string{"https://a.example/", "\x032:0:deep", "\x030:0:\x01odd", "\x015:7", "9"}
 	if got := b.getPending(); !slices.Equal(got, want) {
 		t.Fatalf("pending = %q, want %q (consecutive IDs coalesce into a run)", got, want)
@@ -203,7 +204,7 @@ func TestRedisLayout(t *testing.T) {
 	if meta["base"] != "12" || meta["n"] != "3" || meta["level"] != "12" || meta["split"] != "0" {
 		t.Fatalf("fpmeta = %v", meta)
 	}
-	x, m := fpParts(FingerprintOf("deep"), 12)
+	x, m := fpParts(tracker.FingerprintOf("deep"), 12)
 	bucket := b.keys.fpBucket(x % (1 << 12))
 	if ok, _ := b.c.SIsMember(b.ctx, bucket, strconv.FormatInt(m, 10)).Result(); !ok {
 		t.Fatalf("fingerprint of deep not in %s", bucket)
@@ -232,10 +233,10 @@ func TestRedisLayout(t *testing.T) {
 	}
 
 	// Complete one, fail the other: records gone, delayed entry written.
-	if err := b.tr.Complete(b.ctx, []Completion{{Lease: ls[0], Discovered: []Item{{Key: "10", Depth: 1}}}}); err != nil {
+	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[0], Discovered: []tracker.Item{{Key: "10", Depth: 1}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.tr.Fail(b.ctx, []Failure{{Lease: ls[1], Reason: "503"}}); err != nil {
+	if err := b.tr.Fail(b.ctx, []tracker.Failure{{Lease: ls[1], Reason: "503"}}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := b.c.HLen(b.ctx, p+"lease").Result(); n != 0 {
@@ -254,7 +255,7 @@ func TestRedisLayout(t *testing.T) {
 	if got := b.getPending(); got[len(got)-1] != "\x031:0:10" {
 		t.Fatalf("pending tail = %q, want the discovery with depth 1", got[len(got)-1])
 	}
-	if s := b.stats(); s != (Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1}) {
+	if s := b.stats(); s != (tracker.Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1}) {
 		t.Fatalf("stats %+v", s)
 	}
 
@@ -291,7 +292,7 @@ func TestRedisSeededEntries(t *testing.T) {
 	}
 	// The carved IDs are now seen, whichever dedup holds them (a run's IDs
 	// were marked when added, which this raw seed skipped).
-	if n := b.add(Item{Key: "11"}, Item{Key: strconv.FormatUint(hugeID+9, 10)}); n != 0 {
+	if n := b.add(tracker.Item{Key: "11"}, tracker.Item{Key: strconv.FormatUint(hugeID+9, 10)}); n != 0 {
 		t.Fatalf("re-adding carved IDs: %d new", n)
 	}
 }
@@ -301,8 +302,8 @@ func TestRedisSeededEntries(t *testing.T) {
 func TestRedisHugeIDs(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	const max = ^uint64(0)
-	b.add(Item{Key: strconv.FormatUint(max-1, 10)}, Item{Key: strconv.FormatUint(hugeID+1, 10)})
-	for _, r := range []Range{{hugeID - 2, hugeID + 40}, {max - 40, max}} {
+	b.add(tracker.Item{Key: strconv.FormatUint(max-1, 10)}, tracker.Item{Key: strconv.FormatUint(hugeID+1, 10)})
+	for _, r := range []tracker.Range{{Lo: hugeID - 2, Hi: hugeID + 40}, {Lo: max - 40, Hi: max}} {
 		if err := b.tr.AddRange(b.ctx, r); err != nil {
 			t.Fatal(err)
 		}
@@ -316,9 +317,9 @@ func TestRedisHugeIDs(t *testing.T) {
 		for _, l := range ls {
 			seen[l.Key]++
 		}
-		cs := make([]Completion, len(ls))
+		cs := make([]tracker.Completion, len(ls))
 		for i, l := range ls {
-			cs[i] = Completion{Lease: l}
+			cs[i] = tracker.Completion{Lease: l}
 		}
 		if err := b.tr.Complete(b.ctx, cs); err != nil {
 			t.Fatal(err)
@@ -334,7 +335,7 @@ func TestRedisHugeIDs(t *testing.T) {
 			t.Fatalf("%s leased %d times, want once", k, seen[k])
 		}
 	}
-	if n := b.add(Item{Key: strconv.FormatUint(max-7, 10)}, Item{Key: strconv.FormatUint(hugeID+33, 10)}); n != 0 {
+	if n := b.add(tracker.Item{Key: strconv.FormatUint(max-7, 10)}, tracker.Item{Key: strconv.FormatUint(hugeID+33, 10)}); n != 0 {
 		t.Fatalf("IDs carved by Lua added again from Go: %d new (fingerprints disagree)", n)
 	}
 	if s := b.stats(); s.Done != int64(len(want)) || s.Added != int64(len(want)) {
@@ -347,9 +348,9 @@ func TestRedisHugeIDs(t *testing.T) {
 func TestRedisFingerprintSplits(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, SmallFingerprintTable)
 	const n = 3000
-	var items []Item
+	var items []tracker.Item
 	for i := range n {
-		items = append(items, Item{Key: fmt.Sprintf("https://example.org/p/%d", i)})
+		items = append(items, tracker.Item{Key: fmt.Sprintf("https://example.org/p/%d", i)})
 	}
 	if got := b.add(items[:n/2]...); got != n/2 {
 		t.Fatalf("first half: %d new", got)
@@ -386,15 +387,15 @@ func TestRedisFingerprintSplits(t *testing.T) {
 func TestRedisRangeSkipBudget(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	const n = 3 * scanBudget
-	var even []Item
+	var even []tracker.Item
 	for i := 0; i < 2*n; i += 2 {
-		even = append(even, Item{Key: strconv.Itoa(i)})
+		even = append(even, tracker.Item{Key: strconv.Itoa(i)})
 	}
 	b.add(even...)
 	if _, err := b.tr.Checkout(b.ctx, "w", n, time.Minute); err != nil { // take the even IDs
 		t.Fatal(err)
 	}
-	if err := b.tr.AddRange(b.ctx, Range{Lo: 0, Hi: 2*n - 1}); err != nil {
+	if err := b.tr.AddRange(b.ctx, tracker.Range{Lo: 0, Hi: 2*n - 1}); err != nil {
 		t.Fatal(err)
 	}
 	ls := b.checkout("w", n+1)
@@ -413,7 +414,7 @@ func TestRedisRangeSkipBudget(t *testing.T) {
 
 func TestRedisCrawlName(t *testing.T) {
 	for _, name := range []string{"", "a{b}", "has space", strings.Repeat("x", 65), "a*"} {
-		if _, err := NewRedis(context.Background(), RedisConfig{URL: "redis://127.0.0.1:1", Crawl: name}); err == nil {
+		if _, err := New(context.Background(), Config{URL: "redis://127.0.0.1:1", Crawl: name}); err == nil {
 			t.Fatalf("crawl name %q accepted", name)
 		}
 	}

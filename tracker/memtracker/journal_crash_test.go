@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"bufio"
@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // The crash test re-executes the test binary as a child that works a crawl
@@ -45,8 +47,8 @@ func crashChild(path string) int {
 		fmt.Fprintf(out, "ERR %v\n", err)
 		return 3
 	}
-	m, err := NewMemory(MemoryConfig{
-		Options:   Options{MaxAttempts: 1000, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond},
+	m, err := New(Config{
+		Options:   tracker.Options{MaxAttempts: 1000, BackoffBase: time.Millisecond, BackoffMax: 2 * time.Millisecond},
 		StatePath: path,
 	})
 	if err != nil {
@@ -54,14 +56,14 @@ func crashChild(path string) int {
 	}
 	defer m.Close()
 	ctx := context.Background()
-	seeds := make([]Item, crashSeeds)
+	seeds := make([]tracker.Item, crashSeeds)
 	for i := range seeds {
-		seeds[i] = Item{Key: fmt.Sprintf("s%d", i)}
+		seeds[i] = tracker.Item{Key: fmt.Sprintf("s%d", i)}
 	}
 	if _, err := m.Add(ctx, seeds); err != nil { // a no-op after the first run
 		return fail(err)
 	}
-	if err := m.AddRange(ctx, Range{Lo: 1, Hi: crashRange}); err != nil {
+	if err := m.AddRange(ctx, tracker.Range{Lo: 1, Hi: crashRange}); err != nil {
 		return fail(err)
 	}
 	deadline := time.Now().Add(60 * time.Second)
@@ -88,19 +90,19 @@ func crashChild(path string) int {
 			}
 			continue
 		}
-		var cs []Completion
-		var fs []Failure
+		var cs []tracker.Completion
+		var fs []tracker.Failure
 		for _, l := range ls {
 			h := fnv.New32a()
 			h.Write([]byte(l.Key))
 			if l.Attempts == 1 && h.Sum32()%5 == 0 {
-				fs = append(fs, Failure{Lease: l, Reason: "flaky"})
+				fs = append(fs, tracker.Failure{Lease: l, Reason: "flaky"})
 				continue
 			}
-			c := Completion{Lease: l}
+			c := tracker.Completion{Lease: l}
 			if strings.HasPrefix(l.Key, "s") && !strings.Contains(l.Key, "/") {
 				for k := range crashChildren {
-					c.Discovered = append(c.Discovered, Item{Key: fmt.Sprintf("%s/%d", l.Key, k), Depth: 1})
+					c.Discovered = append(c.Discovered, tracker.Item{Key: fmt.Sprintf("%s/%d", l.Key, k), Depth: 1})
 				}
 			}
 			cs = append(cs, c)
@@ -151,7 +153,7 @@ func TestJournalCrashRecovery(t *testing.T) {
 	if killed < kills/2 {
 		t.Fatalf("only %d of %d rounds were killed mid-crawl: the test proves little", killed, kills)
 	}
-	m, err := NewMemory(MemoryConfig{StatePath: path})
+	m, err := New(Config{StatePath: path})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +162,7 @@ func TestJournalCrashRecovery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Stats{Done: crashTotal, Added: crashTotal}
+	want := tracker.Stats{Done: crashTotal, Added: crashTotal}
 	if s != want {
 		t.Fatalf("after %d kills: %+v, want %+v", killed, s, want)
 	}

@@ -1,4 +1,4 @@
-package tracker
+package redistracker
 
 import (
 	"context"
@@ -25,7 +25,7 @@ var hostRateScript = func() *redis.Script {
 // before sending. A wait longer than maxWait books nothing and reports
 // booked == false with the wait, so the caller can retry the item later
 // instead of sleeping. The fetcher uses it through fetch.FleetLimiter.
-func (r *Redis) ReserveHost(ctx context.Context, host string, interval, maxWait time.Duration) (wait time.Duration, booked bool, err error) {
+func (r *Tracker) ReserveHost(ctx context.Context, host string, interval, maxWait time.Duration) (wait time.Duration, booked bool, err error) {
 	if interval <= 0 {
 		return 0, true, nil
 	}

@@ -8,13 +8,13 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/redistest"
-	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
-func fleetTracker(t *testing.T) *tracker.Redis {
+func fleetTracker(t *testing.T) *redistracker.Tracker {
 	t.Helper()
 	srv := redistest.Start(t, redistest.Options{})
-	tr, err := tracker.NewRedis(context.Background(), tracker.RedisConfig{URL: srv.URL(0), Crawl: "fleet"})
+	tr, err := redistracker.New(context.Background(), redistracker.Config{URL: srv.URL(0), Crawl: "fleet"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package tracker
+package redistracker
 
 import (
 	"context"
@@ -12,20 +12,21 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/distscrape/distscrape/tracker"
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrEvictingRedis is returned by NewRedis when the server may evict keys:
+// ErrEvicting is returned by New when the server may evict keys:
 // an evicted key is a lost item, so the tracker needs maxmemory-policy
 // noeviction.
-var ErrEvictingRedis = errors.New("tracker: redis may evict keys")
+var ErrEvicting = errors.New("tracker: redis may evict keys")
 
-// ErrReplicaRedis is returned by NewRedis when the server is a replica: it
+// ErrReplica is returned by New when the server is a replica: it
 // refuses writes (READONLY), and a writable one loses them at its next sync.
-var ErrReplicaRedis = errors.New("tracker: redis is a replica")
+var ErrReplica = errors.New("tracker: redis is a replica")
 
-// RedisConfig configures a Redis tracker.
-type RedisConfig struct {
+// Config configures a Redis tracker.
+type Config struct {
 	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS). The
 	// password never appears in logs or errors.
 	URL string
@@ -35,14 +36,14 @@ type RedisConfig struct {
 	Client *redis.Client
 	// Logger receives warnings; default slog.Default().
 	Logger *slog.Logger
-	Options
+	tracker.Options
 
 	// Fingerprint table geometry of a new crawl (tests shrink them to
 	// exercise bucket splits); an existing crawl keeps its own.
 	fpBase, fpLoad int
 }
 
-// Redis is the Redis tracker: every state change is one Lua script (one per
+// Tracker is the Redis tracker: every state change is one Lua script (one per
 // operation in lua/, loaded once, EVALSHA, reloaded on NOSCRIPT), and every
 // key of the crawl shares one hash tag (keys.go documents the key schema,
 // the dedup encodings and their memory).
@@ -58,11 +59,11 @@ type RedisConfig struct {
 // nothing the caller can rely on; the caller retries with backoff. A reply
 // lost after the script ran (the server died mid-call) can make a retried
 // Complete report ErrLeaseLost for leases it did complete.
-type Redis struct {
+type Tracker struct {
 	c       *redis.Client
 	ownsC   bool
 	keys    crawlKeys
-	opts    Options
+	opts    tracker.Options
 	log     *slog.Logger
 	fpBase  uint
 	fpLoad  int
@@ -70,17 +71,17 @@ type Redis struct {
 	closed  atomic.Bool
 }
 
-var _ Tracker = (*Redis)(nil)
+var _ tracker.Engine = (*Tracker)(nil)
 
 var crawlName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
-// NewRedis connects to Redis, checks that it does not evict keys, and joins
+// New connects to Redis, checks that it does not evict keys, and joins
 // the crawl as it is (it never wipes state).
-func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
+func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if !crawlName.MatchString(cfg.Crawl) {
 		return nil, fmt.Errorf("tracker: crawl name %q: want 1-64 of [A-Za-z0-9._-]", cfg.Crawl)
 	}
-	r := &Redis{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger}
+	r := &Tracker{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -92,7 +93,7 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 		r.c, r.ownsC = redis.NewClient(opt), true
 	}
 	addr := r.c.Options().Addr
-	fail := func(err error) (*Redis, error) {
+	fail := func(err error) (*Tracker, error) {
 		if r.ownsC {
 			r.c.Close()
 		}
@@ -126,7 +127,7 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 
 // checkEviction refuses a Redis that may evict keys. A managed Redis that
 // forbids CONFIG is trusted, with a warning.
-func (r *Redis) checkEviction(ctx context.Context, addr string) error {
+func (r *Tracker) checkEviction(ctx context.Context, addr string) error {
 	res, err := r.c.ConfigGet(ctx, "maxmemory-policy").Result()
 	var rerr redis.Error
 	switch {
@@ -144,7 +145,7 @@ func (r *Redis) checkEviction(ctx context.Context, addr string) error {
 	}
 	if policy != "noeviction" {
 		return fmt.Errorf("%w: %s has maxmemory-policy %s; set it to noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf)",
-			ErrEvictingRedis, addr, policy)
+			ErrEvicting, addr, policy)
 	}
 	return nil
 }
@@ -152,21 +153,21 @@ func (r *Redis) checkEviction(ctx context.Context, addr string) error {
 // checkPrimary refuses a replica with a message that says so, where the
 // first write would only fail with READONLY inside a transaction. A server
 // that forbids ROLE is trusted: its first write still fails if it is one.
-func (r *Redis) checkPrimary(ctx context.Context, addr string) error {
+func (r *Tracker) checkPrimary(ctx context.Context, addr string) error {
 	res, err := r.c.Do(ctx, "ROLE").Slice()
 	if err != nil || len(res) == 0 {
 		r.log.Debug("tracker: cannot read the redis role", "addr", addr, "err", err)
 		return nil
 	}
 	if role, _ := res[0].(string); role == "slave" || role == "replica" {
-		return fmt.Errorf("%w: %s is a read-only replica (ROLE %s); point tracker.url at the primary", ErrReplicaRedis, addr, role)
+		return fmt.Errorf("%w: %s is a read-only replica (ROLE %s); point tracker.url at the primary", ErrReplica, addr, role)
 	}
 	return nil
 }
 
 // initFingerprints records the fingerprint geometry of a new crawl and reads
 // that of an existing one: members depend on the base level.
-func (r *Redis) initFingerprints(ctx context.Context, base, load int) error {
+func (r *Tracker) initFingerprints(ctx context.Context, base, load int) error {
 	if base < 4 || base > 32 || base%4 != 0 || load < 1 {
 		return fmt.Errorf("tracker: fingerprint geometry base %d load %d: want base in 4..32, a multiple of 4", base, load)
 	}
@@ -222,14 +223,14 @@ func loadScripts(ctx context.Context, c *redis.Client) (scripts, error) {
 }
 
 // run runs a script with lib.lua's common ARGV header, at the clock's now.
-func (r *Redis) run(ctx context.Context, op string, s *redis.Script, keys []string, args ...any) (any, error) {
+func (r *Tracker) run(ctx context.Context, op string, s *redis.Script, keys []string, args ...any) (any, error) {
 	return r.runAt(ctx, r.opts.Clock.Now(), op, s, keys, args...)
 }
 
 // runAt runs a script at now (callers that report deadlines fix it first).
-func (r *Redis) runAt(ctx context.Context, now time.Time, op string, s *redis.Script, keys []string, args ...any) (any, error) {
+func (r *Tracker) runAt(ctx context.Context, now time.Time, op string, s *redis.Script, keys []string, args ...any) (any, error) {
 	if r.closed.Load() {
-		return nil, ErrClosed
+		return nil, tracker.ErrClosed
 	}
 	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
 	res, err := s.Run(ctx, r.c, keys, append(head, args...)...).Result()
@@ -240,38 +241,38 @@ func (r *Redis) runAt(ctx context.Context, now time.Time, op string, s *redis.Sc
 }
 
 // Stats returns the counters the scripts maintain: O(1).
-func (r *Redis) Stats(ctx context.Context) (Stats, error) {
+func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.fixed)
 	if err != nil {
-		return Stats{}, err
+		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
 	if len(v) != 7 {
-		return Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
+		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
 	n := make([]int64, len(v))
 	for i := range v {
 		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
-			return Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
+			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
 	}
-	return Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}, nil
+	return tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}, nil
 }
 
 // Done reports whether pending, leased and delayed are all empty.
-func (r *Redis) Done(ctx context.Context) (bool, error) {
+func (r *Tracker) Done(ctx context.Context) (bool, error) {
 	s, err := r.Stats(ctx)
 	return err == nil && s.Pending+s.Leased+s.Delayed == 0, err
 }
 
 // Failed lists up to limit dead letters (0: all), oldest first.
-func (r *Redis) Failed(ctx context.Context, limit int) ([]FailedItem, error) {
+func (r *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, error) {
 	res, err := r.run(ctx, "failed", r.scripts.failed, r.keys.fixed, max(limit, 0))
 	if err != nil {
 		return nil, err
 	}
 	v, _ := res.([]any)
-	out := make([]FailedItem, 0, len(v)/3)
+	out := make([]tracker.FailedItem, 0, len(v)/3)
 	for i := 0; i+2 < len(v); i += 3 {
 		key, _ := v[i].(string)
 		at, _ := strconv.ParseInt(fmt.Sprint(v[i+1]), 10, 64)
@@ -280,16 +281,16 @@ func (r *Redis) Failed(ctx context.Context, limit int) ([]FailedItem, error) {
 		depth, reason, _ := strings.Cut(rest, ":")
 		a, _ := strconv.Atoi(attempts)
 		d, _ := strconv.Atoi(depth)
-		out = append(out, FailedItem{Item: Item{Key: key, Depth: d, Attempts: a}, Reason: reason, At: msTime(at)})
+		out = append(out, tracker.FailedItem{Item: tracker.Item{Key: key, Depth: d, Attempts: a}, Reason: reason, At: msTime(at)})
 	}
 	return out, nil
 }
 
 // Reset deletes every key of the crawl. It scans the crawl's keys: an
 // operator's command (distscrape reset --yes), never a hot path.
-func (r *Redis) Reset(ctx context.Context) error {
+func (r *Tracker) Reset(ctx context.Context) error {
 	if r.closed.Load() {
-		return ErrClosed
+		return tracker.ErrClosed
 	}
 	iter := r.c.Scan(ctx, 0, r.keys.pattern(), 1000).Iterator()
 	var batch []string
@@ -313,7 +314,7 @@ func (r *Redis) Reset(ctx context.Context) error {
 }
 
 // Close releases the connection (not the crawl's state).
-func (r *Redis) Close() error {
+func (r *Tracker) Close() error {
 	if r.closed.Swap(true) || !r.ownsC {
 		return nil
 	}

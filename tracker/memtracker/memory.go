@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"container/heap"
@@ -10,27 +10,29 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
-// MemoryConfig configures the in-memory tracker.
-type MemoryConfig struct {
-	Options
+// Config configures the in-memory tracker.
+type Config struct {
+	tracker.Options
 	// StatePath, when set, makes the state survive a crash: every change is
 	// journaled to this file (and periodically compacted into a snapshot next
-	// to it), and NewMemory continues from what it finds there.
+	// to it), and New continues from what it finds there.
 	StatePath string
 }
 
-// Memory is the in-memory tracker: the whole Tracker contract (leases,
+// Tracker is the in-memory tracker: the whole Tracker contract (leases,
 // backoff, ranges, exact dedup) in one process, safe for concurrent use.
 //
 // Its memory stays compact: a done string item keeps only a 16-byte
 // fingerprint, a numeric ID about one bit (dense) or two bytes (sparse), and a
 // range of IDs one entry until it is carved at checkout. Checkout is O(batch)
 // plus a bounded requeue; nothing scans the queue.
-type Memory struct {
+type Tracker struct {
 	mu     sync.Mutex
-	opts   Options
+	opts   tracker.Options
 	closed bool
 	j      *journal // nil without StatePath
 
@@ -42,18 +44,18 @@ type Memory struct {
 	byDue    leaseHeap
 	byWorker map[string]map[string]*memLease
 	delayed  delayHeap
-	failed   []FailedItem // oldest first
+	failed   []tracker.FailedItem // oldest first
 	workers  map[string]time.Time
 	added    int64
 	done     int64
 }
 
-var _ Tracker = (*Memory)(nil)
+var _ tracker.Engine = (*Tracker)(nil)
 
-// NewMemory returns an in-memory tracker, restored from cfg.StatePath when
+// New returns an in-memory tracker, restored from cfg.StatePath when
 // it is set and holds a previous state.
-func NewMemory(cfg MemoryConfig) (*Memory, error) {
-	m := newMemory(cfg.Options)
+func New(cfg Config) (*Tracker, error) {
+	m := newTracker(cfg.Options)
 	if cfg.StatePath != "" {
 		if err := m.openJournal(cfg.StatePath); err != nil {
 			return nil, err
@@ -62,8 +64,8 @@ func NewMemory(cfg MemoryConfig) (*Memory, error) {
 	return m, nil
 }
 
-func newMemory(o Options) *Memory {
-	return &Memory{
+func newTracker(o tracker.Options) *Tracker {
+	return &Tracker{
 		opts:     o.WithDefaults(),
 		seen:     newSeenSet(),
 		leases:   map[string]*memLease{},
@@ -74,34 +76,34 @@ func newMemory(o Options) *Memory {
 
 // lock takes the mutex unless the tracker is closed or ctx is done; on
 // success the caller must unlock.
-func (m *Memory) lock(ctx context.Context) error {
+func (m *Tracker) lock(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	m.mu.Lock()
 	if m.closed {
 		m.mu.Unlock()
-		return ErrClosed
+		return tracker.ErrClosed
 	}
 	return nil
 }
 
-func validate(items []Item) error {
+func validate(items []tracker.Item) error {
 	for i, it := range items {
 		switch {
 		case it.Key == "":
-			return fmt.Errorf("%w: item %d: empty key", ErrInvalidItem, i)
-		case len(it.Key) > MaxKeyLen:
-			return fmt.Errorf("%w: item %d: key of %d bytes, longer than %d", ErrInvalidItem, i, len(it.Key), MaxKeyLen)
+			return fmt.Errorf("%w: item %d: empty key", tracker.ErrInvalidItem, i)
+		case len(it.Key) > tracker.MaxKeyLen:
+			return fmt.Errorf("%w: item %d: key of %d bytes, longer than %d", tracker.ErrInvalidItem, i, len(it.Key), tracker.MaxKeyLen)
 		case it.Depth < 0 || it.Depth > math.MaxInt32:
-			return fmt.Errorf("%w: item %d (%.60q): depth %d out of range", ErrInvalidItem, i, it.Key, it.Depth)
+			return fmt.Errorf("%w: item %d (%.60q): depth %d out of range", tracker.ErrInvalidItem, i, it.Key, it.Depth)
 		}
 	}
 	return nil
 }
 
 // Add implements Tracker.
-func (m *Memory) Add(ctx context.Context, items []Item) (int, error) {
+func (m *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	if err := validate(items); err != nil {
 		return 0, err
 	}
@@ -113,7 +115,7 @@ func (m *Memory) Add(ctx context.Context, items []Item) (int, error) {
 }
 
 // addLocked adds the new items to pending; the caller commits.
-func (m *Memory) addLocked(items []Item) int {
+func (m *Tracker) addLocked(items []tracker.Item) int {
 	n := 0
 	for _, it := range items {
 		if !m.seen.add(it.Key) {
@@ -132,12 +134,12 @@ func (m *Memory) addLocked(items []Item) int {
 const maxRangeLen = 1 << 60
 
 // AddRange implements Tracker.
-func (m *Memory) AddRange(ctx context.Context, r Range) error {
+func (m *Tracker) AddRange(ctx context.Context, r tracker.Range) error {
 	if r.Lo > r.Hi {
-		return fmt.Errorf("%w: range %d-%d: low bound above high bound", ErrInvalidItem, r.Lo, r.Hi)
+		return fmt.Errorf("%w: range %d-%d: low bound above high bound", tracker.ErrInvalidItem, r.Lo, r.Hi)
 	}
 	if r.Hi-r.Lo >= maxRangeLen {
-		return fmt.Errorf("%w: range %d-%d: more than 2^60 IDs", ErrInvalidItem, r.Lo, r.Hi)
+		return fmt.Errorf("%w: range %d-%d: more than 2^60 IDs", tracker.ErrInvalidItem, r.Lo, r.Hi)
 	}
 	if err := m.lock(ctx); err != nil {
 		return err
@@ -147,7 +149,7 @@ func (m *Memory) AddRange(ctx context.Context, r Range) error {
 	return m.commit(true)
 }
 
-func (m *Memory) addRangeLocked(r Range) {
+func (m *Tracker) addRangeLocked(r tracker.Range) {
 	parts, fresh := m.seen.addRange(r)
 	for _, p := range parts {
 		if p.Len() > m.seen.ids.count(p) { // not every ID of it already seen
@@ -160,7 +162,7 @@ func (m *Memory) addRangeLocked(r Range) {
 
 // carve takes the next ID of the uncarved ranges that was not added on its
 // own, and reports how many range positions it consumed.
-func (m *Memory) carve() (id uint64, positions uint64, ok bool) {
+func (m *Tracker) carve() (id uint64, positions uint64, ok bool) {
 	for len(m.ranges) > 0 {
 		id, fresh := m.carveOne()
 		positions++
@@ -173,7 +175,7 @@ func (m *Memory) carve() (id uint64, positions uint64, ok bool) {
 
 // carveOne consumes the next position of the uncarved ranges (there must be
 // one) and reports whether its ID is fresh (not added on its own before).
-func (m *Memory) carveOne() (id uint64, fresh bool) {
+func (m *Tracker) carveOne() (id uint64, fresh bool) {
 	r := &m.ranges[0]
 	id = r.next
 	if r.next == r.hi {
@@ -190,7 +192,7 @@ func (m *Memory) carveOne() (id uint64, fresh bool) {
 }
 
 // Checkout implements Tracker.
-func (m *Memory) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error) {
+func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
 	if worker == "" || n <= 0 || ttl <= 0 {
 		return nil, fmt.Errorf("tracker: checkout: need a worker name, n > 0 and ttl > 0 (got %q, %d, %v)", worker, n, ttl)
 	}
@@ -203,7 +205,7 @@ func (m *Memory) Checkout(ctx context.Context, worker string, n int, ttl time.Du
 	m.workers[worker] = now.Add(ttl)
 	k := int(min(int64(n), int64(m.pending.len())+m.rangeIDs)) // what can be leased
 	tokens := newTokens(k)
-	out := make([]Lease, 0, k)
+	out := make([]tracker.Lease, 0, k)
 	for len(out) < k {
 		var q queued
 		if m.pending.len() > 0 {
@@ -226,18 +228,18 @@ func (m *Memory) Checkout(ctx context.Context, worker string, n int, ttl time.Du
 }
 
 // newTokens returns n random lease tokens from one read of crypto/rand.
-func newTokens(n int) []LeaseToken {
+func newTokens(n int) []tracker.LeaseToken {
 	const size = 16
 	raw := make([]byte, n*size)
 	_, _ = rand.Read(raw) // never fails (Go 1.24+)
-	out := make([]LeaseToken, n)
+	out := make([]tracker.LeaseToken, n)
 	for i := range out {
-		out[i] = LeaseToken(hex.EncodeToString(raw[i*size : (i+1)*size]))
+		out[i] = tracker.LeaseToken(hex.EncodeToString(raw[i*size : (i+1)*size]))
 	}
 	return out
 }
 
-func (m *Memory) hold(l *memLease) {
+func (m *Tracker) hold(l *memLease) {
 	m.leases[l.item.key] = l
 	heap.Push(&m.byDue, l)
 	w := m.byWorker[l.worker]
@@ -248,7 +250,7 @@ func (m *Memory) hold(l *memLease) {
 	w[l.item.key] = l
 }
 
-func (m *Memory) drop(l *memLease) {
+func (m *Tracker) drop(l *memLease) {
 	delete(m.leases, l.item.key)
 	heap.Remove(&m.byDue, l.index)
 	w := m.byWorker[l.worker]
@@ -259,21 +261,13 @@ func (m *Memory) drop(l *memLease) {
 }
 
 // held returns the lease behind l if its token still holds it.
-func (m *Memory) held(l Lease) (*memLease, bool) {
+func (m *Tracker) held(l tracker.Lease) (*memLease, bool) {
 	ml, ok := m.leases[l.Key]
 	return ml, ok && ml.token == l.Token && l.Token != ""
 }
 
-// lostErr returns a *LostError for keys, or nil.
-func lostErr(keys []string) error {
-	if len(keys) == 0 {
-		return nil
-	}
-	return &LostError{Keys: keys}
-}
-
 // Extend implements Tracker.
-func (m *Memory) Extend(ctx context.Context, leases []Lease, ttl time.Duration) ([]Lease, error) {
+func (m *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.Duration) ([]tracker.Lease, error) {
 	if ttl <= 0 {
 		return nil, fmt.Errorf("tracker: extend: ttl must be > 0, got %v", ttl)
 	}
@@ -282,7 +276,7 @@ func (m *Memory) Extend(ctx context.Context, leases []Lease, ttl time.Duration) 
 	}
 	defer m.mu.Unlock()
 	now := m.opts.Clock.Now()
-	var out []Lease
+	var out []tracker.Lease
 	var lost []string
 	for _, l := range leases {
 		ml, ok := m.held(l)
@@ -295,11 +289,11 @@ func (m *Memory) Extend(ctx context.Context, leases []Lease, ttl time.Duration) 
 		m.workers[ml.worker] = ml.deadline
 		out = append(out, ml.lease())
 	}
-	return out, lostErr(lost) // deadlines are not journaled: leases do not survive a restart
+	return out, tracker.Lost(lost) // deadlines are not journaled: leases do not survive a restart
 }
 
 // Complete implements Tracker.
-func (m *Memory) Complete(ctx context.Context, cs []Completion) error {
+func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	for i, c := range cs {
 		if err := validate(c.Discovered); err != nil {
 			return fmt.Errorf("completion %d (%.60q): %w", i, c.Lease.Key, err)
@@ -323,11 +317,11 @@ func (m *Memory) Complete(ctx context.Context, cs []Completion) error {
 	if err := m.commit(len(lost) < len(cs)); err != nil {
 		return err
 	}
-	return lostErr(lost)
+	return tracker.Lost(lost)
 }
 
 // Fail implements Tracker.
-func (m *Memory) Fail(ctx context.Context, fs []Failure) error {
+func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 	if err := m.lock(ctx); err != nil {
 		return err
 	}
@@ -351,22 +345,22 @@ func (m *Memory) Fail(ctx context.Context, fs []Failure) error {
 	if err := m.commit(false); err != nil {
 		return err
 	}
-	return lostErr(lost)
+	return tracker.Lost(lost)
 }
 
-func (m *Memory) toFailed(q queued, reason string, now time.Time) {
-	m.failed = append(m.failed, FailedItem{Item: q.item(), Reason: reason, At: now})
+func (m *Tracker) toFailed(q queued, reason string, now time.Time) {
+	m.failed = append(m.failed, tracker.FailedItem{Item: q.item(), Reason: reason, At: now})
 	m.j.fail(q, reason, now)
 }
 
 // toPending puts an item back in the queue.
-func (m *Memory) toPending(q queued) {
+func (m *Tracker) toPending(q queued) {
 	m.pending.push(q)
 	m.j.pending(q)
 }
 
 // Release implements Tracker.
-func (m *Memory) Release(ctx context.Context, leases []Lease) error {
+func (m *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 	if err := m.lock(ctx); err != nil {
 		return err
 	}
@@ -384,12 +378,12 @@ func (m *Memory) Release(ctx context.Context, leases []Lease) error {
 	if err := m.commit(false); err != nil {
 		return err
 	}
-	return lostErr(lost)
+	return tracker.Lost(lost)
 }
 
 // revoke ends a lease its worker will not finish (it expired, or its worker
 // is dead): back to pending, or to failed once it has used every attempt.
-func (m *Memory) revoke(ml *memLease, reason string, now time.Time) {
+func (m *Tracker) revoke(ml *memLease, reason string, now time.Time) {
 	m.drop(ml)
 	if int(ml.item.attempts) >= m.opts.MaxAttempts {
 		m.toFailed(ml.item, reason, now)
@@ -399,7 +393,7 @@ func (m *Memory) revoke(ml *memLease, reason string, now time.Time) {
 }
 
 // requeueExpired revokes up to limit (0: all) leases past their deadline.
-func (m *Memory) requeueExpired(now time.Time, limit int) int {
+func (m *Tracker) requeueExpired(now time.Time, limit int) int {
 	n := 0
 	for len(m.byDue) > 0 && (limit <= 0 || n < limit) && now.After(m.byDue[0].deadline) {
 		m.revoke(m.byDue[0], "lease expired", now)
@@ -409,7 +403,7 @@ func (m *Memory) requeueExpired(now time.Time, limit int) int {
 }
 
 // promoteDue moves up to limit (0: all) due delayed items to pending.
-func (m *Memory) promoteDue(now time.Time, limit int) int {
+func (m *Tracker) promoteDue(now time.Time, limit int) int {
 	n := 0
 	for len(m.delayed) > 0 && (limit <= 0 || n < limit) && !m.delayed[0].due.After(now) {
 		d := heap.Pop(&m.delayed).(delayedItem)
@@ -420,7 +414,7 @@ func (m *Memory) promoteDue(now time.Time, limit int) int {
 }
 
 // Requeue implements Tracker.
-func (m *Memory) Requeue(ctx context.Context, opt RequeueOptions) (int, error) {
+func (m *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
 	if err := m.lock(ctx); err != nil {
 		return 0, err
 	}
@@ -455,9 +449,9 @@ func (m *Memory) Requeue(ctx context.Context, opt RequeueOptions) (int, error) {
 }
 
 // Stats implements Tracker.
-func (m *Memory) Stats(ctx context.Context) (Stats, error) {
+func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	if err := m.lock(ctx); err != nil {
-		return Stats{}, err
+		return tracker.Stats{}, err
 	}
 	defer m.mu.Unlock()
 	now := m.opts.Clock.Now()
@@ -469,7 +463,7 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 		}
 		workers++
 	}
-	return Stats{
+	return tracker.Stats{
 		Pending: int64(m.pending.len()) + m.rangeIDs,
 		Leased:  int64(len(m.leases)),
 		Delayed: int64(len(m.delayed)),
@@ -481,7 +475,7 @@ func (m *Memory) Stats(ctx context.Context) (Stats, error) {
 }
 
 // Done implements Tracker.
-func (m *Memory) Done(ctx context.Context) (bool, error) {
+func (m *Tracker) Done(ctx context.Context) (bool, error) {
 	if err := m.lock(ctx); err != nil {
 		return false, err
 	}
@@ -490,7 +484,7 @@ func (m *Memory) Done(ctx context.Context) (bool, error) {
 }
 
 // Failed implements Tracker.
-func (m *Memory) Failed(ctx context.Context, limit int) ([]FailedItem, error) {
+func (m *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, error) {
 	if err := m.lock(ctx); err != nil {
 		return nil, err
 	}
@@ -499,15 +493,15 @@ func (m *Memory) Failed(ctx context.Context, limit int) ([]FailedItem, error) {
 	if limit > 0 {
 		k = min(k, limit)
 	}
-	return append([]FailedItem(nil), m.failed[:k]...), nil
+	return append([]tracker.FailedItem(nil), m.failed[:k]...), nil
 }
 
 // Reset implements Tracker: it forgets everything, on disk too.
-func (m *Memory) Reset(ctx context.Context) error {
+func (m *Tracker) Reset(ctx context.Context) error {
 	if err := m.lock(ctx); err != nil {
 		return err
 	}
-	fresh := newMemory(m.opts)
+	fresh := newTracker(m.opts)
 	fresh.j = m.j
 	m.resetTo(fresh)
 	m.j.reset()
@@ -515,7 +509,7 @@ func (m *Memory) Reset(ctx context.Context) error {
 }
 
 // resetTo replaces the state with that of fresh, keeping the lock.
-func (m *Memory) resetTo(fresh *Memory) {
+func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.failed, m.workers = fresh.delayed, fresh.failed, fresh.workers
@@ -523,7 +517,7 @@ func (m *Memory) resetTo(fresh *Memory) {
 }
 
 // Close implements Tracker. The state file, if any, stays for the next run.
-func (m *Memory) Close() error {
+func (m *Tracker) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.closed {

@@ -1,8 +1,10 @@
-package tracker
+package memtracker
 
 import (
 	"container/heap"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // queued is a pending item: its key and the little it carries (24 B + key).
@@ -12,9 +14,11 @@ type queued struct {
 	attempts int32
 }
 
-func (q queued) item() Item { return Item{Key: q.key, Depth: int(q.depth), Attempts: int(q.attempts)} }
+func (q queued) item() tracker.Item {
+	return tracker.Item{Key: q.key, Depth: int(q.depth), Attempts: int(q.attempts)}
+}
 
-func queuedOf(it Item) queued {
+func queuedOf(it tracker.Item) queued {
 	return queued{key: it.Key, depth: int32(it.Depth), attempts: int32(it.Attempts)}
 }
 
@@ -62,13 +66,13 @@ type pendingRange struct{ next, hi uint64 }
 type memLease struct {
 	item     queued
 	worker   string
-	token    LeaseToken
+	token    tracker.LeaseToken
 	deadline time.Time
 	index    int // in leaseHeap
 }
 
-func (l *memLease) lease() Lease {
-	return Lease{Item: l.item.item(), Worker: l.worker, Token: l.token, Deadline: l.deadline}
+func (l *memLease) lease() tracker.Lease {
+	return tracker.Lease{Item: l.item.item(), Worker: l.worker, Token: l.token, Deadline: l.deadline}
 }
 
 // leaseHeap orders leases by deadline, so requeue is O(expired · log n).

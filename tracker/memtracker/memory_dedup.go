@@ -1,10 +1,12 @@
-package tracker
+package memtracker
 
 import (
 	"math"
 	"math/bits"
 	"slices"
 	"sort"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // seenSet is the in-memory tracker's exact dedup of every item ever added:
@@ -22,13 +24,13 @@ func newSeenSet() seenSet {
 
 // add records key and reports whether it was new.
 func (s *seenSet) add(key string) bool {
-	if id, ok := NumericID(key); ok {
+	if id, ok := tracker.NumericID(key); ok {
 		if s.covered.contains(id) {
 			return false
 		}
 		return s.ids.add(id)
 	}
-	return s.fps.add(FingerprintOf(key))
+	return s.fps.add(tracker.FingerprintOf(key))
 }
 
 // fpSet is a set of fingerprints in 2^16 sorted buckets (by the top bits of
@@ -37,13 +39,13 @@ func (s *seenSet) add(key string) bool {
 // one small bucket at a time, never with a global rehash pause. An insert
 // moves half a bucket: ~150 entries at 10^7 fingerprints.
 type fpSet struct {
-	buckets [][]Fingerprint // nil until the first add
+	buckets [][]tracker.Fingerprint // nil until the first add
 	n       int
 }
 
 const fpBucketBits = 16
 
-func fpLess(a, b Fingerprint) int {
+func fpLess(a, b tracker.Fingerprint) int {
 	switch {
 	case a.Hi < b.Hi:
 		return -1
@@ -58,9 +60,9 @@ func fpLess(a, b Fingerprint) int {
 }
 
 // add inserts fp and reports whether it was absent.
-func (s *fpSet) add(fp Fingerprint) bool {
+func (s *fpSet) add(fp tracker.Fingerprint) bool {
 	if s.buckets == nil {
-		s.buckets = make([][]Fingerprint, 1<<fpBucketBits)
+		s.buckets = make([][]tracker.Fingerprint, 1<<fpBucketBits)
 	}
 	b := &s.buckets[fp.Hi>>(64-fpBucketBits)]
 	i, found := len(*b), false
@@ -72,7 +74,7 @@ func (s *fpSet) add(fp Fingerprint) bool {
 	}
 	if n := len(*b); n == cap(*b) && n >= 32 {
 		// Grow big buckets by 1/8, not append's 1.25-2x: at least 89% full.
-		grown := make([]Fingerprint, n, n+n/8)
+		grown := make([]tracker.Fingerprint, n, n+n/8)
 		copy(grown, *b)
 		*b = grown
 	}
@@ -82,7 +84,7 @@ func (s *fpSet) add(fp Fingerprint) bool {
 }
 
 // each calls fn on every fingerprint, in order.
-func (s *fpSet) each(fn func(Fingerprint)) {
+func (s *fpSet) each(fn func(tracker.Fingerprint)) {
 	for _, b := range s.buckets {
 		for _, fp := range b {
 			fn(fp)
@@ -92,7 +94,7 @@ func (s *fpSet) each(fn func(Fingerprint)) {
 
 // addRange records r and returns the parts of it not covered by an earlier
 // range, with the number of IDs in them not already added one by one.
-func (s *seenSet) addRange(r Range) (parts []Range, fresh uint64) {
+func (s *seenSet) addRange(r tracker.Range) (parts []tracker.Range, fresh uint64) {
 	parts = s.covered.add(r)
 	for _, p := range parts {
 		fresh += p.Len() - s.ids.count(p)
@@ -166,7 +168,7 @@ func (b *idBitmap) add(id uint64) bool {
 }
 
 // count returns how many IDs of r are set, visiting only chunks that exist.
-func (b *idBitmap) count(r Range) uint64 {
+func (b *idBitmap) count(r tracker.Range) uint64 {
 	if b.n == 0 {
 		return 0
 	}
@@ -229,7 +231,7 @@ func (c *idChunk) countBetween(lo, hi uint16) uint64 {
 
 // intervals is a sorted list of disjoint, non-adjacent ranges: the union of
 // the ranges added. Crawls add a handful of ranges, so a slice is enough.
-type intervals []Range
+type intervals []tracker.Range
 
 func (iv intervals) contains(id uint64) bool {
 	i := sort.Search(len(iv), func(k int) bool { return iv[k].Hi >= id })
@@ -237,8 +239,8 @@ func (iv intervals) contains(id uint64) bool {
 }
 
 // add merges r in and returns the parts of r that were not covered.
-func (iv *intervals) add(r Range) []Range {
-	var parts []Range
+func (iv *intervals) add(r tracker.Range) []tracker.Range {
+	var parts []tracker.Range
 	cur := r.Lo
 	open := true // cur..r.Hi is still to examine
 	for _, x := range *iv {
@@ -249,7 +251,7 @@ func (iv *intervals) add(r Range) []Range {
 			continue
 		}
 		if x.Lo > cur {
-			parts = append(parts, Range{Lo: cur, Hi: x.Lo - 1})
+			parts = append(parts, tracker.Range{Lo: cur, Hi: x.Lo - 1})
 		}
 		if x.Hi >= r.Hi {
 			open = false
@@ -258,7 +260,7 @@ func (iv *intervals) add(r Range) []Range {
 		}
 	}
 	if open {
-		parts = append(parts, Range{Lo: cur, Hi: r.Hi})
+		parts = append(parts, tracker.Range{Lo: cur, Hi: r.Hi})
 	}
 	// Merge: drop every interval overlapping or adjacent to r, widen r.
 	merged := r

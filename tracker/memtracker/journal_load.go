@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"bufio"
@@ -14,12 +14,14 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // openJournal restores the state from path (snapshot, then journal) and
 // starts journaling to it. A fresh snapshot is written at once, so a crash
 // loop never replays an ever longer journal.
-func (m *Memory) openJournal(path string) error {
+func (m *Tracker) openJournal(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("tracker: state: %w", err)
 	}
@@ -64,7 +66,7 @@ type replayItem struct {
 
 // replay rebuilds a Memory from records. Leased items count as pending.
 type replay struct {
-	m     *Memory
+	m     *Tracker
 	items map[string]*replayItem
 	seq   uint64
 }
@@ -169,7 +171,7 @@ func (rp *replay) apply(b []byte) error {
 				rp.put(q, stPending, time.Time{}, "")
 			}
 		case opRange:
-			r := Range{Lo: d.uvarint(), Hi: d.uvarint()}
+			r := tracker.Range{Lo: d.uvarint(), Hi: d.uvarint()}
 			if d.err == nil {
 				m.addRangeLocked(r)
 			}
@@ -209,13 +211,13 @@ func (rp *replay) apply(b []byte) error {
 		case opPending:
 			rp.put(d.queued(), stPending, time.Time{}, "")
 		case opReset:
-			m.resetTo(newMemory(m.opts))
+			m.resetTo(newTracker(m.opts))
 			clear(rp.items)
 		case opSnapCounts:
 			m.added, m.done, m.rangeIDs = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
 		case opSnapFPs:
 			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
-				m.seen.fps.add(Fingerprint{Hi: d.uint64(), Lo: d.uint64()})
+				m.seen.fps.add(tracker.Fingerprint{Hi: d.uint64(), Lo: d.uint64()})
 			}
 		case opSnapChunk:
 			key, n, kind := d.uvarint(), int(d.uvarint()), d.byte()
@@ -234,7 +236,7 @@ func (rp *replay) apply(b []byte) error {
 			m.seen.ids.chunks[key] = c
 			m.seen.ids.n += uint64(n)
 		case opSnapCover:
-			m.seen.covered = append(m.seen.covered, Range{Lo: d.uvarint(), Hi: d.uvarint()})
+			m.seen.covered = append(m.seen.covered, tracker.Range{Lo: d.uvarint(), Hi: d.uvarint()})
 		case opSnapRange:
 			m.ranges = append(m.ranges, pendingRange{next: d.uvarint(), hi: d.uvarint()})
 		case opSnapItem:
@@ -264,7 +266,7 @@ func (rp *replay) finish() {
 		case stDelayed:
 			heap.Push(&m.delayed, delayedItem{item: it.q, due: it.t})
 		case stFailed:
-			m.failed = append(m.failed, FailedItem{Item: it.q.item(), Reason: it.reason, At: it.t})
+			m.failed = append(m.failed, tracker.FailedItem{Item: it.q.item(), Reason: it.reason, At: it.t})
 		default:
 			m.pending.push(it.q)
 		}

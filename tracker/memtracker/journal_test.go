@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // testClock is a settable clock (trackertest.Clock cannot be imported here:
@@ -30,11 +32,11 @@ func (c *testClock) Advance(d time.Duration) {
 	c.now = c.now.Add(d)
 }
 
-func openState(t *testing.T, path string, clock Clock) *Memory {
+func openState(t *testing.T, path string, clock tracker.Clock) *Tracker {
 	t.Helper()
-	m, err := NewMemory(MemoryConfig{Options: Options{Clock: clock, MaxAttempts: 3, BackoffBase: time.Minute, BackoffMax: time.Hour}, StatePath: path})
+	m, err := New(Config{Options: tracker.Options{Clock: clock, MaxAttempts: 3, BackoffBase: time.Minute, BackoffMax: time.Hour}, StatePath: path})
 	if err != nil {
-		t.Fatalf("NewMemory(%s): %v", path, err)
+		t.Fatalf("New(%s): %v", path, err)
 	}
 	return m
 }
@@ -42,34 +44,34 @@ func openState(t *testing.T, path string, clock Clock) *Memory {
 // mustOK fails the test on an error other than a lost lease.
 func mustOK(t *testing.T, err error) {
 	t.Helper()
-	if err != nil && !errors.Is(err, ErrLeaseLost) {
+	if err != nil && !errors.Is(err, tracker.ErrLeaseLost) {
 		t.Fatal(err)
 	}
 }
 
 // buildState drives m through every kind of journal record and returns the
 // leases still held.
-func buildState(t *testing.T, m *Memory, clock *testClock) []Lease {
+func buildState(t *testing.T, m *Tracker, clock *testClock) []tracker.Lease {
 	t.Helper()
 	ctx := context.Background()
-	_, err := m.Add(ctx, []Item{{Key: "https://a/"}, {Key: "https://b/", Depth: 2}, {Key: "7"}, {Key: "007"}, {Key: "fail-me"}, {Key: "delay-me"}})
+	_, err := m.Add(ctx, []tracker.Item{{Key: "https://a/"}, {Key: "https://b/", Depth: 2}, {Key: "7"}, {Key: "007"}, {Key: "fail-me"}, {Key: "delay-me"}})
 	mustOK(t, err)
-	mustOK(t, m.AddRange(ctx, Range{Lo: 1, Hi: 100}))
-	mustOK(t, m.AddRange(ctx, Range{Lo: 1 << 40, Hi: 1<<40 + 10_000}))
+	mustOK(t, m.AddRange(ctx, tracker.Range{Lo: 1, Hi: 100}))
+	mustOK(t, m.AddRange(ctx, tracker.Range{Lo: 1 << 40, Hi: 1<<40 + 10_000}))
 	ls, err := m.Checkout(ctx, "w1", 10, time.Minute) // the six items and four IDs
 	mustOK(t, err)
-	byKey := map[string]Lease{}
+	byKey := map[string]tracker.Lease{}
 	for _, l := range ls {
 		byKey[l.Key] = l
 	}
-	mustOK(t, m.Complete(ctx, []Completion{{Lease: byKey["https://a/"], Discovered: []Item{{Key: "https://a/x", Depth: 1}, {Key: "12345"}}}}))
-	mustOK(t, m.Fail(ctx, []Failure{{Lease: byKey["fail-me"], Reason: "HTTP 404", Final: true}}))
-	mustOK(t, m.Fail(ctx, []Failure{{Lease: byKey["delay-me"], Reason: "HTTP 503"}}))
-	mustOK(t, m.Release(ctx, []Lease{byKey["007"]}))
+	mustOK(t, m.Complete(ctx, []tracker.Completion{{Lease: byKey["https://a/"], Discovered: []tracker.Item{{Key: "https://a/x", Depth: 1}, {Key: "12345"}}}}))
+	mustOK(t, m.Fail(ctx, []tracker.Failure{{Lease: byKey["fail-me"], Reason: "HTTP 404", Final: true}}))
+	mustOK(t, m.Fail(ctx, []tracker.Failure{{Lease: byKey["delay-me"], Reason: "HTTP 503"}}))
+	mustOK(t, m.Release(ctx, []tracker.Lease{byKey["007"]}))
 	held, err := m.Checkout(ctx, "w2", 5, time.Minute)
 	mustOK(t, err)
 	clock.Advance(2 * time.Minute)
-	_, err = m.Requeue(ctx, RequeueOptions{}) // w1's remaining leases expire
+	_, err = m.Requeue(ctx, tracker.RequeueOptions{}) // w1's remaining leases expire
 	mustOK(t, err)
 	more, err := m.Checkout(ctx, "w3", 3, time.Hour)
 	mustOK(t, err)
@@ -79,12 +81,12 @@ func buildState(t *testing.T, m *Memory, clock *testClock) []Lease {
 // observable is what a restart must preserve: everything but leases, which
 // come back as pending.
 type observable struct {
-	Stats  Stats
-	Failed []FailedItem
-	Queue  []Item // in order
+	Stats  tracker.Stats
+	Failed []tracker.FailedItem
+	Queue  []tracker.Item // in order
 }
 
-func observe(t *testing.T, m *Memory) observable {
+func observe(t *testing.T, m *Tracker) observable {
 	t.Helper()
 	ctx := context.Background()
 	s, err := m.Stats(ctx)
@@ -98,7 +100,7 @@ func observe(t *testing.T, m *Memory) observable {
 	s.Leased, s.Workers = 0, 0
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	var q []Item
+	var q []tracker.Item
 	m.pending.each(func(x queued) { q = append(q, x.item()) })
 	return observable{Stats: s, Failed: f, Queue: q}
 }
@@ -130,16 +132,16 @@ func TestJournalRestart(t *testing.T) {
 				t.Fatalf("after restart: %d queued, want %d pending + %d leased", len(got.Queue), len(want.Queue), before.Leased)
 			}
 			ctx := context.Background()
-			if n, err := m2.Add(ctx, []Item{{Key: "https://a/"}, {Key: "https://a/x"}, {Key: "7"}, {Key: "50"}, {Key: "12345"}}); err != nil || n != 0 {
+			if n, err := m2.Add(ctx, []tracker.Item{{Key: "https://a/"}, {Key: "https://a/x"}, {Key: "7"}, {Key: "50"}, {Key: "12345"}}); err != nil || n != 0 {
 				t.Fatalf("re-adding known items after restart: %d new, %v", n, err)
 			}
-			if err := m2.Complete(ctx, []Completion{{Lease: held[len(held)-1]}}); !errors.Is(err, ErrLeaseLost) {
+			if err := m2.Complete(ctx, []tracker.Completion{{Lease: held[len(held)-1]}}); !errors.Is(err, tracker.ErrLeaseLost) {
 				t.Fatalf("completing a lease from before the restart = %v, want ErrLeaseLost", err)
 			}
 			// The delayed item waits out its backoff, then everything drains.
 			clock.Advance(2 * time.Hour)
 			drainAll(t, m2)
-			if n, err := m2.Requeue(ctx, RequeueOptions{Failed: true}); err != nil || n != 1 {
+			if n, err := m2.Requeue(ctx, tracker.RequeueOptions{Failed: true}); err != nil || n != 1 {
 				t.Fatalf("Requeue(failed) = %d, %v", n, err)
 			}
 			drainAll(t, m2)
@@ -167,14 +169,14 @@ func TestJournalTornTail(t *testing.T) {
 	clock := &testClock{now: time.Unix(1_900_000_000, 0)}
 	m := openState(t, path, clock)
 	ctx := context.Background()
-	if _, err := m.Add(ctx, []Item{{Key: "first"}}); err != nil {
+	if _, err := m.Add(ctx, []tracker.Item{{Key: "first"}}); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(path + ".journal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := m.Add(ctx, []Item{{Key: "second"}, {Key: "third"}}); err != nil {
+	if _, err := m.Add(ctx, []tracker.Item{{Key: "second"}, {Key: "third"}}); err != nil {
 		t.Fatal(err)
 	}
 	m.Close()
@@ -241,7 +243,7 @@ func TestJournalDamagedSnapshot(t *testing.T) {
 	if err := os.WriteFile(path, snap, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = NewMemory(MemoryConfig{StatePath: path})
+	_, err = New(Config{StatePath: path})
 	if err == nil {
 		t.Fatal("a damaged snapshot was loaded")
 	}
@@ -259,7 +261,7 @@ func TestJournalReset(t *testing.T) {
 	m.Close()
 	m2 := openState(t, path, clock)
 	defer m2.Close()
-	if s, _ := m2.Stats(context.Background()); s != (Stats{}) {
+	if s, _ := m2.Stats(context.Background()); s != (tracker.Stats{}) {
 		t.Fatalf("after Reset and restart: %+v", s)
 	}
 }
@@ -268,8 +270,8 @@ func TestJournalReset(t *testing.T) {
 // refused while the first holds it, and accepted once it is closed.
 func TestJournalLocked(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
-	m := openState(t, path, SystemClock{})
-	_, err := NewMemory(MemoryConfig{StatePath: path})
+	m := openState(t, path, tracker.SystemClock{})
+	_, err := New(Config{StatePath: path})
 	if err == nil {
 		t.Fatal("two trackers opened one state file")
 	}
@@ -277,5 +279,5 @@ func TestJournalLocked(t *testing.T) {
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	openState(t, path, SystemClock{}).Close()
+	openState(t, path, tracker.SystemClock{}).Close()
 }

@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"encoding/binary"
@@ -9,6 +9,8 @@ import (
 	"os"
 	"sync"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // The in-memory tracker's durable state is two files:
@@ -91,7 +93,7 @@ func (j *journal) add(q queued) {
 	}
 }
 
-func (j *journal) addRange(r Range) {
+func (j *journal) addRange(r tracker.Range) {
 	if j != nil {
 		j.buf = binary.AppendUvarint(binary.AppendUvarint(append(j.buf, opRange), r.Lo), r.Hi)
 	}
@@ -187,7 +189,7 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 // commit writes the records built by the current call as one frame, unlocks
 // m.mu, and, when sync is set, returns only once that frame is durable.
 // Concurrent callers share fsyncs (group commit).
-func (m *Memory) commit(sync bool) error {
+func (m *Tracker) commit(sync bool) error {
 	j := m.j
 	if j == nil {
 		m.mu.Unlock()

@@ -47,11 +47,20 @@ type Error struct {
 	Err    error  // the cause
 }
 
-// NewError classifies err: reason is short and machine-friendly
-// ("http 404", "regex timeout"); final means never retry; after is the least
-// delay before a retry.
-func NewError(reason string, final bool, after time.Duration, err error) *Error {
-	return &Error{reason: reason, final: final, after: after, Err: err}
+// Final returns an error that retrying cannot help: the manager sends the
+// item straight to the dead letters with reason, a short machine-friendly
+// label ("bad item", "regex timeout") kept for metrics and `failed`.
+// Scrapers, savers and fetchers return it the way river jobs return
+// JobCancel.
+func Final(reason string, err error) *Error {
+	return &Error{reason: reason, final: true, Err: err}
+}
+
+// Retry returns a retryable error: the item comes back after at least
+// after (0: the tracker's exponential backoff decides), until the crawl's
+// max_attempts. Like river's JobSnooze.
+func Retry(reason string, after time.Duration, err error) *Error {
+	return &Error{reason: reason, after: max(after, 0), Err: err}
 }
 
 func (e *Error) Error() string {

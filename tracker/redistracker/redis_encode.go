@@ -1,9 +1,11 @@
-package tracker
+package redistracker
 
 import (
 	"crypto/sha1"
 	"encoding/binary"
 	"strconv"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // How an item travels to the scripts (lua/lib.lua, add_item): kind "i" for a
@@ -11,13 +13,13 @@ import (
 // fingerprint for anything else; then its pending entry.
 
 // appendItem appends the 4 script arguments of it to args.
-func (r *Redis) appendItem(args []any, it Item) []any {
+func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 	e := pendingEntry(it.Key, it.Depth, 0)
-	id, numeric := NumericID(it.Key)
+	id, numeric := tracker.NumericID(it.Key)
 	if numeric && id < hugeID {
 		return append(args, "i", it.Key, "", e)
 	}
-	fp := FingerprintOf(it.Key)
+	fp := tracker.FingerprintOf(it.Key)
 	if numeric {
 		// The checkout script fingerprints the huge IDs it carves from a
 		// range itself, with SHA-1 (redis.sha1hex): both must agree.
@@ -39,14 +41,14 @@ func pendingEntry(key string, depth, attempts int) string {
 
 // hugeFingerprint is the fingerprint of a numeric ID >= 2^40: SHA-1 of its
 // decimal string, the first two 64-bit big-endian words.
-func hugeFingerprint(key string) Fingerprint {
+func hugeFingerprint(key string) tracker.Fingerprint {
 	h := sha1.Sum([]byte(key))
-	return Fingerprint{Hi: binary.BigEndian.Uint64(h[0:8]), Lo: binary.BigEndian.Uint64(h[8:16])}
+	return tracker.Fingerprint{Hi: binary.BigEndian.Uint64(h[0:8]), Lo: binary.BigEndian.Uint64(h[8:16])}
 }
 
 // fpParts splits a fingerprint into what the scripts store: x, the low 40
 // bits of Hi, which pick the bucket, and the member, 64 bits of Lo:Hi from
 // bit base on (see keys.go).
-func fpParts(fp Fingerprint, base uint) (x uint64, member int64) {
+func fpParts(fp tracker.Fingerprint, base uint) (x uint64, member int64) {
 	return fp.Hi & (1<<40 - 1), int64(fp.Hi>>base | fp.Lo<<(64-base))
 }

@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"bufio"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Item states in a snapshot (leased items are saved as pending: leases do
@@ -23,7 +25,7 @@ const (
 // complete and fsynced. A crash before the journal is replaced leaves the old
 // journal, whose generation no longer matches: it is ignored at load, as the
 // snapshot already holds its changes.
-func (m *Memory) compact() error {
+func (m *Tracker) compact() error {
 	j := m.j
 	gen := j.gen + 1
 	size, err := m.writeSnapshot(j.path, gen)
@@ -56,7 +58,7 @@ func (m *Memory) compact() error {
 }
 
 // writeSnapshot writes the state to path, atomically, and returns its size.
-func (m *Memory) writeSnapshot(path string, gen uint64) (int64, error) {
+func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	tmp := path + ".tmp"
 	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -77,7 +79,7 @@ func (m *Memory) writeSnapshot(path string, gen uint64) (int64, error) {
 		}
 		b, n = b[:0], 0
 	}
-	m.seen.fps.each(func(fp Fingerprint) {
+	m.seen.fps.each(func(fp tracker.Fingerprint) {
 		b = binary.LittleEndian.AppendUint64(binary.LittleEndian.AppendUint64(b, fp.Hi), fp.Lo)
 		if n++; n == perFrame {
 			flushFPs()

@@ -1,4 +1,4 @@
-package tracker_test
+package redistracker_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
 // fuzzClock is moved by the fuzz target so a retry is due without sleeping.
@@ -51,7 +52,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 	srv := redistest.Start(f, redistest.Options{})
 	clock := &fuzzClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	ctx := context.Background()
-	r, err := tracker.NewRedis(ctx, tracker.RedisConfig{URL: srv.URL(0), Crawl: "fuzz",
+	r, err := redistracker.New(ctx, redistracker.Config{URL: srv.URL(0), Crawl: "fuzz",
 		Options: tracker.Options{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Second, Clock: clock}})
 	if err != nil {
 		f.Fatal(err)
@@ -104,7 +105,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 	})
 }
 
-func checkoutOne(t *testing.T, r tracker.Tracker, worker, key string, depth, attempts int) tracker.Lease {
+func checkoutOne(t *testing.T, r tracker.Engine, worker, key string, depth, attempts int) tracker.Lease {
 	t.Helper()
 	ls, err := r.Checkout(context.Background(), worker, 2, time.Minute)
 	if err != nil {

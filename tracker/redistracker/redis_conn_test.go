@@ -1,4 +1,4 @@
-package tracker
+package redistracker
 
 import (
 	"bytes"
@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // TestRedisPasswordNeverLeaks: a wrong password, an unreachable host and a
@@ -37,10 +38,10 @@ func TestRedisPasswordNeverLeaks(t *testing.T) {
 			var logs bytes.Buffer
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			defer cancel()
-			tr, err := NewRedis(ctx, RedisConfig{URL: c.url, Crawl: "c", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+			tr, err := New(ctx, Config{URL: c.url, Crawl: "c", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 			if err == nil {
 				tr.Close()
-				t.Fatal("NewRedis succeeded")
+				t.Fatal("New succeeded")
 			}
 			if strings.Contains(err.Error(), secret) || strings.Contains(fmt.Sprintf("%+v", err), secret) {
 				t.Fatalf("error leaks the password: %v", err)
@@ -55,9 +56,9 @@ func TestRedisPasswordNeverLeaks(t *testing.T) {
 
 func TestRedisRefusesEviction(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{MaxmemoryPolicy: "allkeys-lru"})
-	_, err := NewRedis(context.Background(), RedisConfig{URL: srv.URL(0), Crawl: "c"})
-	if !errors.Is(err, ErrEvictingRedis) || !strings.Contains(err.Error(), "allkeys-lru") || !strings.Contains(err.Error(), "noeviction") {
-		t.Fatalf("NewRedis on an allkeys-lru Redis = %v; want ErrEvictingRedis naming the policy and the fix", err)
+	_, err := New(context.Background(), Config{URL: srv.URL(0), Crawl: "c"})
+	if !errors.Is(err, ErrEvicting) || !strings.Contains(err.Error(), "allkeys-lru") || !strings.Contains(err.Error(), "noeviction") {
+		t.Fatalf("New on an allkeys-lru Redis = %v; want ErrEvicting naming the policy and the fix", err)
 	}
 	if n, _ := srv.Client(t).DBSize(context.Background()).Result(); n != 0 {
 		t.Fatalf("a refused start wrote %d keys", n)
@@ -74,16 +75,16 @@ func TestRedisConfigNotPermitted(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	tr, err := NewRedis(ctx, RedisConfig{URL: fmt.Sprintf("redis://worker:%s@%s/0", pw, srv.Addr()), Crawl: "c",
+	tr, err := New(ctx, Config{URL: fmt.Sprintf("redis://worker:%s@%s/0", pw, srv.Addr()), Crawl: "c",
 		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if err != nil {
-		t.Fatalf("NewRedis as a user without CONFIG: %v", err)
+		t.Fatalf("New as a user without CONFIG: %v", err)
 	}
 	defer tr.Close()
 	if !strings.Contains(logs.String(), "maxmemory-policy") || strings.Contains(logs.String(), pw) {
 		t.Fatalf("want a warning about maxmemory-policy without the password; logs: %s", logs.String())
 	}
-	if n, err := tr.Add(ctx, []Item{{Key: "a"}}); n != 1 || err != nil {
+	if n, err := tr.Add(ctx, []tracker.Item{{Key: "a"}}); n != 1 || err != nil {
 		t.Fatalf("Add = %d, %v", n, err)
 	}
 }
@@ -92,7 +93,7 @@ func TestRedisConfigNotPermitted(t *testing.T) {
 // (EVALSHA → NOSCRIPT → EVAL) and carries on.
 func TestRedisScriptFlush(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
-	b.add(Item{Key: "a"}, Item{Key: "b"})
+	b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "b"})
 	if err := b.c.ScriptFlush(b.ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +101,7 @@ func TestRedisScriptFlush(t *testing.T) {
 	if len(ls) != 1 {
 		t.Fatalf("checkout after SCRIPT FLUSH: %d leases", len(ls))
 	}
-	if err := b.tr.Complete(b.ctx, []Completion{{Lease: ls[0], Discovered: []Item{{Key: "c"}}}}); err != nil {
+	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[0], Discovered: []tracker.Item{{Key: "c"}}}}); err != nil {
 		t.Fatal(err)
 	}
 	if s := b.stats(); s.Pending != 2 || s.Done != 1 {
@@ -117,12 +118,12 @@ func TestRedisScriptFlush(t *testing.T) {
 // same tracker carries on and nothing is lost.
 func TestRedisRestart(t *testing.T) {
 	b := setupRedis(t, redistest.Options{AOF: true, AppendFsync: "always"}, nil)
-	var keys []Item
+	var keys []tracker.Item
 	for i := range 50 {
-		keys = append(keys, Item{Key: fmt.Sprintf("https://example.org/%d", i)})
+		keys = append(keys, tracker.Item{Key: fmt.Sprintf("https://example.org/%d", i)})
 	}
 	b.add(keys...)
-	if err := b.tr.AddRange(b.ctx, Range{Lo: 1, Hi: 100}); err != nil {
+	if err := b.tr.AddRange(b.ctx, tracker.Range{Lo: 1, Hi: 100}); err != nil {
 		t.Fatal(err)
 	}
 	held := b.checkout("w", 10)
@@ -131,7 +132,7 @@ func TestRedisRestart(t *testing.T) {
 	b.srv.Kill()
 	ctx, cancel := context.WithTimeout(b.ctx, 20*time.Second)
 	defer cancel()
-	if _, err := b.tr.Add(ctx, []Item{{Key: "during"}}); err == nil {
+	if _, err := b.tr.Add(ctx, []tracker.Item{{Key: "during"}}); err == nil {
 		t.Fatal("Add succeeded with Redis down")
 	}
 	if _, err := b.tr.Checkout(ctx, "w", 5, time.Minute); err == nil {
@@ -140,7 +141,7 @@ func TestRedisRestart(t *testing.T) {
 	if _, err := b.tr.Stats(ctx); err == nil {
 		t.Fatal("Stats succeeded with Redis down")
 	}
-	if err := b.tr.Complete(ctx, []Completion{{Lease: held[0]}}); err == nil || errors.Is(err, ErrLeaseLost) {
+	if err := b.tr.Complete(ctx, []tracker.Completion{{Lease: held[0]}}); err == nil || errors.Is(err, tracker.ErrLeaseLost) {
 		t.Fatalf("Complete with Redis down = %v, want a connection error", err)
 	}
 
@@ -148,9 +149,9 @@ func TestRedisRestart(t *testing.T) {
 	if got := b.stats(); got != before {
 		t.Fatalf("stats after restart %+v, want %+v", got, before)
 	}
-	cs := make([]Completion, len(held))
+	cs := make([]tracker.Completion, len(held))
 	for i, l := range held {
-		cs[i] = Completion{Lease: l}
+		cs[i] = tracker.Completion{Lease: l}
 	}
 	if err := b.tr.Complete(b.ctx, cs); err != nil {
 		t.Fatalf("completing leases held across the restart: %v", err)
@@ -164,13 +165,13 @@ func TestRedisRestart(t *testing.T) {
 		if len(ls) == 0 {
 			break
 		}
-		cs := make([]Completion, len(ls))
+		cs := make([]tracker.Completion, len(ls))
 		for i, l := range ls {
 			if seen[l.Key] {
 				t.Fatalf("%s leased twice", l.Key)
 			}
 			seen[l.Key] = true
-			cs[i] = Completion{Lease: l}
+			cs[i] = tracker.Completion{Lease: l}
 		}
 		if err := b.tr.Complete(b.ctx, cs); err != nil {
 			t.Fatal(err)
@@ -188,13 +189,13 @@ func TestRedisRestart(t *testing.T) {
 // Reset deletes it, and only that crawl.
 func TestRedisNeverWipes(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
-	b.add(Item{Key: "a"}, Item{Key: "1"}, Item{Key: "b"})
+	b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "1"}, tracker.Item{Key: "b"})
 	b.checkout("w", 1)
-	other := b.open(RedisConfig{URL: b.srv.URL(0), Crawl: "other"})
-	if _, err := other.Add(b.ctx, []Item{{Key: "x"}}); err != nil {
+	other := b.open(Config{URL: b.srv.URL(0), Crawl: "other"})
+	if _, err := other.Add(b.ctx, []tracker.Item{{Key: "x"}}); err != nil {
 		t.Fatal(err)
 	}
-	again := b.open(RedisConfig{URL: b.srv.URL(0), Crawl: "test", Options: Options{Clock: b.clock}})
+	again := b.open(Config{URL: b.srv.URL(0), Crawl: "test", Options: tracker.Options{Clock: b.clock}})
 	if s, err := again.Stats(b.ctx); err != nil || s.Pending != 2 || s.Leased != 1 || s.Added != 3 {
 		t.Fatalf("a second tracker on the crawl sees %+v, %v", s, err)
 	}
@@ -208,7 +209,7 @@ func TestRedisNeverWipes(t *testing.T) {
 		t.Fatalf("Reset touched another crawl: %+v, %v", s, err)
 	}
 	// The reset crawl starts afresh.
-	if n := b.add(Item{Key: "a"}, Item{Key: "1"}); n != 2 {
+	if n := b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "1"}); n != 2 {
 		t.Fatalf("after Reset, Add = %d new, want 2", n)
 	}
 }

@@ -1,4 +1,4 @@
-package tracker
+package memtracker
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // TestIDBitmap checks the sparse bitmap against a plain map, across the
@@ -39,7 +41,7 @@ func TestIDBitmap(t *testing.T) {
 			t.Fatalf("has(%d) = %v", id, b.has(id))
 		}
 	}
-	for _, r := range []Range{{0, 0}, {0, 69999}, {100, 200}, {60000, 70000}, {65530, 65600}, {0, math.MaxUint64}, {1 << 32, 1 << 32}} {
+	for _, r := range []tracker.Range{{Lo: 0, Hi: 0}, {Lo: 0, Hi: 69999}, {Lo: 100, Hi: 200}, {Lo: 60000, Hi: 70000}, {Lo: 65530, Hi: 65600}, {Lo: 0, Hi: math.MaxUint64}, {Lo: 1 << 32, Hi: 1 << 32}} {
 		var want uint64
 		for id := range ref {
 			if id >= r.Lo && id <= r.Hi {
@@ -55,19 +57,19 @@ func TestIDBitmap(t *testing.T) {
 func TestIntervals(t *testing.T) {
 	tests := []struct {
 		name      string
-		add       []Range
-		r         Range
-		wantParts []Range
+		add       []tracker.Range
+		r         tracker.Range
+		wantParts []tracker.Range
 		wantAfter intervals
 	}{
-		{"empty", nil, Range{5, 10}, []Range{{5, 10}}, intervals{{5, 10}}},
-		{"inside", []Range{{1, 100}}, Range{5, 10}, nil, intervals{{1, 100}}},
-		{"overlap left", []Range{{10, 20}}, Range{5, 15}, []Range{{5, 9}}, intervals{{5, 20}}},
-		{"overlap both", []Range{{10, 20}, {30, 40}}, Range{15, 35}, []Range{{21, 29}}, intervals{{10, 40}}},
-		{"cover all", []Range{{10, 20}, {30, 40}}, Range{1, 50}, []Range{{1, 9}, {21, 29}, {41, 50}}, intervals{{1, 50}}},
-		{"adjacent merge", []Range{{1, 4}, {11, 20}}, Range{5, 10}, []Range{{5, 10}}, intervals{{1, 20}}},
-		{"apart", []Range{{1, 4}}, Range{6, 10}, []Range{{6, 10}}, intervals{{1, 4}, {6, 10}}},
-		{"top of space", []Range{{math.MaxUint64 - 1, math.MaxUint64}}, Range{math.MaxUint64 - 5, math.MaxUint64}, []Range{{math.MaxUint64 - 5, math.MaxUint64 - 2}}, intervals{{math.MaxUint64 - 5, math.MaxUint64}}},
+		{"empty", nil, tracker.Range{Lo: 5, Hi: 10}, []tracker.Range{{Lo: 5, Hi: 10}}, intervals{{Lo: 5, Hi: 10}}},
+		{"inside", []tracker.Range{{Lo: 1, Hi: 100}}, tracker.Range{Lo: 5, Hi: 10}, nil, intervals{{Lo: 1, Hi: 100}}},
+		{"overlap left", []tracker.Range{{Lo: 10, Hi: 20}}, tracker.Range{Lo: 5, Hi: 15}, []tracker.Range{{Lo: 5, Hi: 9}}, intervals{{Lo: 5, Hi: 20}}},
+		{"overlap both", []tracker.Range{{Lo: 10, Hi: 20}, {Lo: 30, Hi: 40}}, tracker.Range{Lo: 15, Hi: 35}, []tracker.Range{{Lo: 21, Hi: 29}}, intervals{{Lo: 10, Hi: 40}}},
+		{"cover all", []tracker.Range{{Lo: 10, Hi: 20}, {Lo: 30, Hi: 40}}, tracker.Range{Lo: 1, Hi: 50}, []tracker.Range{{Lo: 1, Hi: 9}, {Lo: 21, Hi: 29}, {Lo: 41, Hi: 50}}, intervals{{Lo: 1, Hi: 50}}},
+		{"adjacent merge", []tracker.Range{{Lo: 1, Hi: 4}, {Lo: 11, Hi: 20}}, tracker.Range{Lo: 5, Hi: 10}, []tracker.Range{{Lo: 5, Hi: 10}}, intervals{{Lo: 1, Hi: 20}}},
+		{"apart", []tracker.Range{{Lo: 1, Hi: 4}}, tracker.Range{Lo: 6, Hi: 10}, []tracker.Range{{Lo: 6, Hi: 10}}, intervals{{Lo: 1, Hi: 4}, {Lo: 6, Hi: 10}}},
+		{"top of space", []tracker.Range{{Lo: math.MaxUint64 - 1, Hi: math.MaxUint64}}, tracker.Range{Lo: math.MaxUint64 - 5, Hi: math.MaxUint64}, []tracker.Range{{Lo: math.MaxUint64 - 5, Hi: math.MaxUint64 - 2}}, intervals{{Lo: math.MaxUint64 - 5, Hi: math.MaxUint64}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -89,7 +91,7 @@ func TestIntervals(t *testing.T) {
 }
 
 func TestMemoryRejectsBadArguments(t *testing.T) {
-	m, err := NewMemory(MemoryConfig{})
+	m, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,12 +107,12 @@ func TestMemoryRejectsBadArguments(t *testing.T) {
 			t.Errorf("%s: Checkout accepted it", tt.name)
 		}
 	}
-	if err := m.AddRange(ctx, Range{0, math.MaxUint64}); err == nil {
+	if err := m.AddRange(ctx, tracker.Range{Lo: 0, Hi: math.MaxUint64}); err == nil {
 		t.Error("AddRange accepted a range of 2^64 IDs")
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := m.Add(cancelled, []Item{{Key: "a"}}); err == nil {
+	if _, err := m.Add(cancelled, []tracker.Item{{Key: "a"}}); err == nil {
 		t.Error("Add ignored a cancelled context")
 	}
 }
@@ -120,7 +122,7 @@ func TestMemoryRejectsBadArguments(t *testing.T) {
 func TestDedupFootprint(t *testing.T) {
 	const urls, ids = 300_000, 2_000_000
 	s := newSeenSet()
-	s.fps.add(Fingerprint{}) // the fixed bucket array (1.5 MiB) is not per URL
+	s.fps.add(tracker.Fingerprint{}) // the fixed bucket array (1.5 MiB) is not per URL
 	before := heapBytes()
 	for i := range urls {
 		s.add(fmt.Sprintf("https://example.org/section-%d/some/page-%09d.html", i%100, i))
@@ -145,18 +147,18 @@ func TestDedupFootprint(t *testing.T) {
 // fingerprint and nothing more (not its key, not its lease).
 func TestMemoryDoneKeepsFingerprint(t *testing.T) {
 	const n = 100_000
-	m, err := NewMemory(MemoryConfig{})
+	m, err := New(Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	m.seen.fps.add(Fingerprint{}) // allocate the fixed bucket array outside the measure
+	m.seen.fps.add(tracker.Fingerprint{}) // allocate the fixed bucket array outside the measure
 	before := heapBytes()
-	batch := make([]Item, 0, 1000)
+	batch := make([]tracker.Item, 0, 1000)
 	for i := 0; i < n; i += 1000 {
 		batch = batch[:0]
 		for k := i; k < i+1000; k++ {
-			batch = append(batch, Item{Key: fmt.Sprintf("https://example.org/section-%d/some/page-%09d.html", k%100, k)})
+			batch = append(batch, tracker.Item{Key: fmt.Sprintf("https://example.org/section-%d/some/page-%09d.html", k%100, k)})
 		}
 		if _, err := m.Add(context.Background(), batch); err != nil {
 			t.Fatal(err)
@@ -171,7 +173,7 @@ func TestMemoryDoneKeepsFingerprint(t *testing.T) {
 	runtime.KeepAlive(m)
 }
 
-func drainAll(t *testing.T, m *Memory) {
+func drainAll(t *testing.T, m *Tracker) {
 	t.Helper()
 	ctx := context.Background()
 	for range 1000 {
@@ -182,9 +184,9 @@ func drainAll(t *testing.T, m *Memory) {
 		if len(ls) == 0 {
 			return
 		}
-		cs := make([]Completion, len(ls))
+		cs := make([]tracker.Completion, len(ls))
 		for i, l := range ls {
-			cs[i] = Completion{Lease: l}
+			cs[i] = tracker.Completion{Lease: l}
 		}
 		if err := m.Complete(ctx, cs); err != nil {
 			t.Fatal(err)
@@ -206,20 +208,20 @@ func heapBytes() int64 {
 func BenchmarkMemoryCheckout(b *testing.B) {
 	for _, pending := range []int{10_000, 1_000_000} {
 		b.Run(fmt.Sprintf("pending=%d", pending), func(b *testing.B) {
-			m, err := NewMemory(MemoryConfig{})
+			m, err := New(Config{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer m.Close()
 			ctx := context.Background()
-			items := make([]Item, pending)
+			items := make([]tracker.Item, pending)
 			for i := range items {
-				items[i] = Item{Key: fmt.Sprintf("https://example.org/%d", i)}
+				items[i] = tracker.Item{Key: fmt.Sprintf("https://example.org/%d", i)}
 			}
 			if _, err := m.Add(ctx, items); err != nil {
 				b.Fatal(err)
 			}
-			cs := make([]Completion, 0, 64)
+			cs := make([]tracker.Completion, 0, 64)
 			for b.Loop() {
 				ls, err := m.Checkout(ctx, "w", 64, time.Minute)
 				if err != nil || len(ls) != 64 {
@@ -227,7 +229,7 @@ func BenchmarkMemoryCheckout(b *testing.B) {
 				}
 				cs = cs[:0]
 				for _, l := range ls {
-					cs = append(cs, Completion{Lease: l, Discovered: []Item{{Key: l.Key + "#again"}}}) // keeps the queue full
+					cs = append(cs, tracker.Completion{Lease: l, Discovered: []tracker.Item{{Key: l.Key + "#again"}}}) // keeps the queue full
 				}
 				if err := m.Complete(ctx, cs); err != nil {
 					b.Fatal(err)
@@ -239,14 +241,14 @@ func BenchmarkMemoryCheckout(b *testing.B) {
 
 // BenchmarkMemoryAddRange: seeding 10^8 IDs is one entry.
 func BenchmarkMemoryAddRange(b *testing.B) {
-	m, err := NewMemory(MemoryConfig{})
+	m, err := New(Config{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer m.Close()
 	var lo uint64
 	for b.Loop() {
-		if err := m.AddRange(context.Background(), Range{Lo: lo, Hi: lo + 1e8 - 1}); err != nil {
+		if err := m.AddRange(context.Background(), tracker.Range{Lo: lo, Hi: lo + 1e8 - 1}); err != nil {
 			b.Fatal(err)
 		}
 		lo += 1e8

@@ -1,4 +1,4 @@
-package tracker_test
+package memtracker_test
 
 import (
 	"context"
@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/memtracker"
 )
 
 // A crawl on the in-memory tracker: seed, lease, complete with what was
 // found, until done.
-func ExampleNewMemory() {
+func ExampleNew() {
 	ctx := context.Background()
-	tr, err := tracker.NewMemory(tracker.MemoryConfig{}) // set StatePath to survive a crash
+	tr, err := memtracker.New(memtracker.Config{}) // set StatePath to survive a crash
 	if err != nil {
 		panic(err)
 	}
