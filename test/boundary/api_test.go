@@ -55,7 +55,7 @@ func TestNoInternalTypeInExportedAPI(t *testing.T) {
 // apiWalker collects the internal types reachable from exported objects.
 type apiWalker struct {
 	seen  map[*types.Named]bool // the module's named types walked through
-	at    []string // the path from the exported object, for the message
+	at    []string              // the path from the exported object, for the message
 	found []string
 }
 
