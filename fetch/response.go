@@ -8,6 +8,12 @@
 // non-http(s) URL, too many redirects, a body over MaxBody and a metadata
 // address are final; network errors, timeouts, 408, 429 and 5xx are
 // retryable, with the server's Retry-After (seconds or HTTP date).
+//
+// Final and Retry build the same outcomes for errors of one's own (a
+// scraper's, a saver's). The manager needs only a manager.Fetcher, which
+// Client is. This package imports no other distscrape package (internal
+// helpers aside): a fleet-wide rate limiter, such as redistracker's, plugs
+// in as a FleetLimiter.
 package fetch
 
 import (

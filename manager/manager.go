@@ -2,6 +2,17 @@
 // of leases, fetch and scrape them concurrently, save the bodies, flush the
 // saver, then complete the leases with what they discovered. It sees the
 // tracker, scraper, saver and fetcher through their interfaces only.
+//
+// The caller chooses the implementations and hands them to New: this
+// package never imports a tracker engine (memtracker, redistracker), the
+// config, or the command line (cmd/distscrape/wire.go wires them from a
+// config file). Any Scraper and Saver of one's own will do, and any Fetcher;
+// fetch.Client is the polite one. The Example shows a whole crawl.
+//
+// An item is completed in the tracker only after the saver's Flush has
+// returned for it; an error from the fetcher, scraper or saver decides the
+// item's fate through fetch.Outcome (fetch.Final: dead letter at once;
+// fetch.Retry or any other error: retried with backoff).
 package manager
 
 import (

@@ -6,6 +6,11 @@
 // idempotent: saving the same item twice leaves one copy (tar archives, which
 // are append-only, leave two entries of the same name, and a reader keeps the
 // last one).
+//
+// A saver of one's own implements Saver (see the Saver example) and proves
+// itself with savertest.Run and an independent reader of its store. A
+// saver sees pages only: this package never imports the tracker, the
+// manager, the config or the command line.
 package saver
 
 import (

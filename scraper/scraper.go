@@ -6,6 +6,12 @@
 // match timeout; an expression that means the same in Go's RE2 syntax runs
 // on Go's linear-time engine instead, and the link scraper's default (href
 // and src attributes) on a hand-written scanner.
+//
+// A scraper of one's own implements Scraper (see the Scraper example) and
+// returns errors built with fetch.Final or fetch.Retry to say what becomes
+// of an item; a ScopedScraper also keeps redirects in scope. This package
+// imports the tracker contract (Item) and fetch (Response, the outcomes),
+// never a tracker engine, a saver, the manager or the config.
 package scraper
 
 import (

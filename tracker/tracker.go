@@ -13,6 +13,14 @@
 // Redis client. Every engine satisfies the same contract, proved by the
 // conformance suite in tracker/trackertest. This package imports nothing of
 // distscrape's.
+//
+// Workers (the manager) hold a Tracker; the command line's status, failed,
+// requeue and reset hold an Inspector; an engine implements both (Engine).
+// To pick an engine, call memtracker.New or redistracker.New; only cmd/ and
+// internal/config do, everything else sees these interfaces. To write an
+// engine, implement Engine in a package of its own that imports this one
+// (and never another engine), and run trackertest.Run on it from its tests;
+// CONTRIBUTING.md says where to register it.
 package tracker
 
 import (

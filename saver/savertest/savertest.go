@@ -5,6 +5,7 @@
 // store, and an independent reader of that store (the file system and the
 // manifest, the system tar and decompressors, a fresh Redis or S3 client),
 // so the suite checks what a user would find, not what the saver believes.
+// The suite imports the saver package only, never a store's client.
 package savertest
 
 import (

@@ -26,16 +26,16 @@ func TestImportRules(t *testing.T) {
 	}{
 		{"the contract imports nothing of distscrape", "tracker", outsideModule},
 		{"the contract does not pull in a Redis client", "tracker", not(goRedis)},
-		{"the memory engine imports the contract only", "tracker/memtracker", contractOnly},
+		{"the memory engine imports the contract only", "tracker/memtracker", only("tracker")},
 		{"the memory engine does not pull in a Redis client", "tracker/memtracker", not(goRedis)},
-		{"the Redis engine imports the contract only", "tracker/redistracker", contractOnly},
-		{"the tracker suite sees the contract only", "tracker/trackertest", contractOnly},
+		{"the Redis engine imports the contract only", "tracker/redistracker", only("tracker")},
+		{"the tracker suite sees the contract only", "tracker/trackertest", only("tracker")},
 		{"the tracker suite does not pull in a Redis client", "tracker/trackertest", not(goRedis)},
-		{"the saver suite sees the saver package only", "saver/savertest", contract("saver")},
-		{"the manager sees interfaces only", "manager", noImplementationChoice},
-		{"the scraper chooses no implementation", "scraper", noImplementationChoice},
-		{"the saver chooses no implementation", "saver", noImplementationChoice},
-		{"fetch chooses no implementation", "fetch", noImplementationChoice},
+		{"the saver suite sees the saver package only", "saver/savertest", only("saver")},
+		{"the manager sees the four contracts only", "manager", only("tracker", "scraper", "saver", "fetch")},
+		{"a scraper sees items and responses only", "scraper", only("tracker", "fetch")},
+		{"a saver sees pages only", "saver", only()},
+		{"the HTTP client imports no other distscrape package", "fetch", only()},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+": "+tt.rule, func(t *testing.T) {
@@ -98,21 +98,11 @@ func not(forbidden string) func(string) bool {
 	return func(dep string) bool { return dep != forbidden && !strings.HasPrefix(dep, forbidden+"/") }
 }
 
-// contract allows the package pkg of the module and internal helpers,
+// only allows the given packages of the module and its internal helpers,
 // except internal/config, which chooses implementations.
-func contract(pkg string) func(string) bool {
+func only(allowed ...string) func(string) bool {
 	return func(dep string) bool {
 		r, in := rel(dep)
-		return !in || r == pkg || (strings.HasPrefix(r, "internal/") && r != "internal/config")
+		return !in || slices.Contains(allowed, r) || (strings.HasPrefix(r, "internal/") && r != "internal/config")
 	}
-}
-
-// contractOnly is contract("tracker"), for the engines and their suite.
-var contractOnly = contract("tracker")
-
-// noImplementationChoice forbids the engines, the config that picks
-// implementations, and the commands.
-func noImplementationChoice(dep string) bool {
-	r, in := rel(dep)
-	return !in || !(slices.Contains(engines, r) || r == "internal/config" || strings.HasPrefix(r, "cmd/") || strings.HasPrefix(r, "internal/cmd/"))
 }

@@ -8,7 +8,9 @@
 //
 // Each subtest gets a fresh, isolated tracker from the Factory, built with
 // Options whose Clock is a *Clock the suite controls: leases and backoff are
-// tested by moving time, never by sleeping.
+// tested by moving time, never by sleeping. The suite imports the tracker
+// contract only, never an engine: each engine's own test wires it, and
+// tracker/conformance_test.go lists every engine in one table.
 //
 // Points of the contract the suite pins down (beyond tracker.go):
 //   - a lease expires when the clock is past its Deadline; whether its holder
