@@ -11,20 +11,15 @@ import (
 	"github.com/distscrape/distscrape/test/fixturesite"
 )
 
-func startSite(t *testing.T, pages int) *fixturesite.Site {
-	t.Helper()
-	s := fixturesite.New(fixturesite.Options{Pages: pages, Links: 10, PageSize: 2048})
-	if _, err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
+// benchSite is the site shape the bench crawls (small pages, 10 links).
+func benchSite(pages int) fixturesite.Options {
+	return fixturesite.Options{Pages: pages, Links: 10, PageSize: 2048}
 }
 
 // TestCollySavesEveryPage: the Colly contender saves each page once, in the
 // mirror layout, fetching no page twice.
 func TestCollySavesEveryPage(t *testing.T) {
-	s := startSite(t, 300)
+	s := fixturesite.Start(t, benchSite(300))
 	out := t.TempDir()
 	if err := collyMain([]string{"-url", s.URL(), "-out", out, "-parallelism", "8"}); err != nil {
 		t.Fatal(err)
@@ -50,7 +45,7 @@ func TestCollySavesEveryPage(t *testing.T) {
 }
 
 func TestLoadgenFetchesEveryPageOnce(t *testing.T) {
-	s := startSite(t, 500)
+	s := fixturesite.Start(t, benchSite(500))
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	n, err := loadgen(ctx, s.URL(), 500, 16)

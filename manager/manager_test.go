@@ -23,6 +23,7 @@ import (
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // site serves pages /p/0 .. /p/N-1; /p/0 links to every page, page i to
@@ -94,29 +95,12 @@ type bundle struct {
 	dir   string
 	sc    *scraper.Link
 	fe    *fetch.Client
-	clock *clock
-}
-
-type clock struct {
-	mu  sync.Mutex
-	off time.Duration
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.off)
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.off += d
-	c.mu.Unlock()
+	clock *trackertest.Clock
 }
 
 func setup(t *testing.T, pages int, opts tracker.Options) *bundle {
 	t.Helper()
-	b := &bundle{site: newSite(t, pages), dir: t.TempDir(), clock: &clock{}}
+	b := &bundle{site: newSite(t, pages), dir: t.TempDir(), clock: trackertest.NewWallClock()}
 	if opts.BackoffBase == 0 {
 		opts.BackoffBase, opts.BackoffMax = 10*time.Millisecond, 20*time.Millisecond
 	}

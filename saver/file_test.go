@@ -130,16 +130,6 @@ func pageFiles(t testing.TB, dir string) []string {
 	return files
 }
 
-func TestFileConformance(t *testing.T) {
-	t.Parallel() // S3 tests set the environment: they run first, alone
-	t.Run("file", func(t *testing.T) {
-		savertest.Run(t, func(t *testing.T) *savertest.Target { return fileTarget(t, "mirror") })
-	})
-	t.Run("file-flat", func(t *testing.T) {
-		savertest.Run(t, func(t *testing.T) *savertest.Target { return fileTarget(t, "flat") })
-	})
-}
-
 func TestFileMirrorPaths(t *testing.T) {
 	s, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Crawl: "c", Worker: "w"})
 	if err != nil {

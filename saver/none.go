@@ -1,13 +1,32 @@
 package saver
 
-import "context"
+import (
+	"context"
+	"sync/atomic"
+)
 
-type none struct{}
+type none struct{ closed atomic.Bool }
 
 // None returns a saver that stores nothing, for discovery-only crawls. Its
-// Flush always succeeds at once.
-func None() Saver { return none{} }
+// Flush always succeeds at once; like every saver, it refuses work after
+// Close (ErrClosed).
+func None() Saver { return &none{} }
 
-func (none) Save(ctx context.Context, p *Page) error { return checkPage(p) }
-func (none) Flush(context.Context) error             { return nil }
-func (none) Close(context.Context) error             { return nil }
+func (n *none) Save(ctx context.Context, p *Page) error {
+	if n.closed.Load() {
+		return ErrClosed
+	}
+	return checkPage(p)
+}
+
+func (n *none) Flush(context.Context) error {
+	if n.closed.Load() {
+		return ErrClosed
+	}
+	return nil
+}
+
+func (n *none) Close(context.Context) error {
+	n.closed.Store(true)
+	return nil
+}

@@ -74,16 +74,6 @@ func redisTarget(srv *redistest.Server, db *atomic.Int32, compress bool) saverte
 	}
 }
 
-func TestRedisConformance(t *testing.T) {
-	t.Parallel() // S3 tests set the environment: they run first, alone
-	srv := redistest.Start(t, redistest.Options{})
-	var db atomic.Int32
-	t.Run("redis", func(t *testing.T) { savertest.Run(t, redisTarget(srv, &db, false)) })
-	srv2 := redistest.Start(t, redistest.Options{})
-	var db2 atomic.Int32
-	t.Run("redis-zstd", func(t *testing.T) { savertest.Run(t, redisTarget(srv2, &db2, true)) })
-}
-
 func TestRedisKeysTTLAndCompression(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t, redistest.Options{})

@@ -123,13 +123,6 @@ func s3Target(srv *s3test.Server, n *atomic.Int32) savertest.Factory {
 	}
 }
 
-func TestS3Conformance(t *testing.T) {
-	srv := s3test.Start(t)
-	srv.SetEnv(t)
-	var n atomic.Int32
-	t.Run("s3", func(t *testing.T) { savertest.Run(t, s3Target(srv, &n)) })
-}
-
 func TestS3Object(t *testing.T) {
 	ctx := context.Background()
 	srv := s3test.Start(t)

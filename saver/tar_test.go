@@ -159,15 +159,6 @@ func tarTarget(t *testing.T, ext string) *savertest.Target {
 	}
 }
 
-func TestTarConformance(t *testing.T) {
-	t.Parallel() // S3 tests set the environment: they run first, alone
-	for _, ext := range tarExts {
-		t.Run(strings.TrimPrefix(ext, "."), func(t *testing.T) {
-			savertest.Run(t, func(t *testing.T) *savertest.Target { return tarTarget(t, ext) })
-		})
-	}
-}
-
 func TestTarBadConfig(t *testing.T) {
 	for _, c := range []struct {
 		path, want string

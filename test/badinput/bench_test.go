@@ -177,16 +177,6 @@ func mirrorComplete(t *testing.T, dir string, site *fixturesite.Site) {
 	}
 }
 
-func startSite(t *testing.T, opts fixturesite.Options) *fixturesite.Site {
-	t.Helper()
-	s := fixturesite.New(opts)
-	if _, err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func linkScraper(seeds ...string) string {
 	q := make([]string, len(seeds))
 	for i, s := range seeds {

@@ -29,7 +29,7 @@ func redisCases() []hostile {
 			// A worker started while Redis is down waits for it, then works.
 			name: "redis/down at start",
 			run: func(b *bench) testbin.Result {
-				site := startSite(b.t, fixturesite.Options{Pages: 60})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 60})
 				rs := redistest.Start(b.t, redistest.Options{AOF: true, AppendFsync: "always"})
 				rs.Kill()
 				w := b.cmd.Start(b.t, "worker", "-c", fleetConfig(b, rs.URL(0), site), "--id", "early")
@@ -49,7 +49,7 @@ func redisCases() []hostile {
 			// retries with backoff and finishes the crawl.
 			name: "redis/killed mid-crawl",
 			run: func(b *bench) testbin.Result {
-				site := startSite(b.t, fixturesite.Options{Pages: 300, Latency: 20 * time.Millisecond})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 300, Latency: 20 * time.Millisecond})
 				rs := redistest.Start(b.t, redistest.Options{AOF: true, AppendFsync: "always"})
 				cfg := fleetConfig(b, rs.URL(0), site)
 				w := b.cmd.Start(b.t, "worker", "-c", cfg, "--id", "survivor")

@@ -25,7 +25,7 @@ func saverCases() []hostile {
 			// the seed stays pending for the next run.
 			name: "saver/output directory not writable",
 			run: func(b *bench) testbin.Result {
-				site := startSite(b.t, fixturesite.Options{Pages: 20})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 20})
 				b.file("blocker", []byte("a file, not a directory"))
 				cfg := b.config("crawl: blocked", b.memoryTracker(""), linkScraper(site.URL()+"/"), "saver: {kind: file, dir: blocker/out}")
 				r := b.exec(time.Minute, "crawl", "-c", cfg)
@@ -49,7 +49,7 @@ func saverCases() []hostile {
 			run: func(b *bench) testbin.Result {
 				out := filepath.Join(b.dir, "out")
 				mountTmpfs(b, out, "192k")
-				site := startSite(b.t, fixturesite.Options{Pages: 80, PageSize: 8192})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 80, PageSize: 8192})
 				cfg := b.config("crawl: full", b.memoryTracker(""), linkScraper(site.URL()+"/"),
 					"fetch: {concurrency: 4, per_host_concurrency: 4}", "saver: {kind: file, dir: out}")
 				r := b.cmd.Run(b.t, 2*time.Minute, "crawl", "-c", cfg)
@@ -94,7 +94,7 @@ func saverCases() []hostile {
 				s3srv.CreateBucket(b.t, "pages")
 				s3srv.SetEnv(b.t)
 				px := startProxy(b.t, strings.TrimPrefix(s3srv.Endpoint, "http://"))
-				site := startSite(b.t, fixturesite.Options{Pages: 150, Latency: 20 * time.Millisecond})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 150, Latency: 20 * time.Millisecond})
 				cfg := b.config("crawl: s3down",
 					fmt.Sprintf("tracker: {kind: memory, state: %q, batch: 8, max_attempts: 30, backoff: {base: 100ms, max: 500ms}}", filepath.Join(b.dir, "state", "crawl.state")),
 					linkScraper(site.URL()+"/"), "fetch: {concurrency: 4, per_host_concurrency: 4}",

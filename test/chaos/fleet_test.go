@@ -122,7 +122,7 @@ func TestChaosFleet(t *testing.T) {
 	// at most workers×concurrency pages per latency.
 	maxRate := float64(fleetWorkers*fleetConcurrency) / siteLatency.Seconds()
 	pages := int(maxRate*s.chaos.Seconds()*1.25) + 100
-	site := startSite(t, fixturesite.Options{Pages: pages, PageSize: 2048, NotFound: 5, Broken: 5, Latency: siteLatency})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: pages, PageSize: 2048, NotFound: 5, Broken: 5, Latency: siteLatency})
 	rs := redistest.Start(t, redistest.Options{AOF: true, AppendFsync: "always"})
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir,

@@ -55,16 +55,6 @@ func chaosSchedule(t *testing.T) schedule {
 	}
 }
 
-func startSite(t *testing.T, opts fixturesite.Options) *fixturesite.Site {
-	t.Helper()
-	s := fixturesite.New(opts)
-	if _, err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 func writeConfig(t *testing.T, dir string, lines ...string) string {
 	t.Helper()
 	p := filepath.Join(dir, "crawl.yaml")

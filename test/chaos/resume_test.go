@@ -23,7 +23,7 @@ func TestChaosResumableCrawl(t *testing.T) {
 	s := chaosSchedule(t)
 	const batch, concurrency = 8, 4
 	pages := 600 + 100*s.resumes
-	site := startSite(t, fixturesite.Options{Pages: pages, PageSize: 2048, NotFound: 3, Broken: 3, Latency: 10 * time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: pages, PageSize: 2048, NotFound: 3, Broken: 3, Latency: 10 * time.Millisecond})
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir,
 		"crawl: resume",

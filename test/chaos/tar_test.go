@@ -25,7 +25,7 @@ import (
 // entry of a name), bounded by what the killed workers held.
 func TestChaosTarOutput(t *testing.T) {
 	const workers, batch, concurrency, kills = 3, 8, 2, 6
-	site := startSite(t, fixturesite.Options{Pages: 900, PageSize: 2048, Latency: 50 * time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 900, PageSize: 2048, Latency: 50 * time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{AOF: true, AppendFsync: "always"})
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir, "crawl: tar",

@@ -13,7 +13,7 @@ import (
 
 // The operator's commands on a fleet crawl: check, failed, requeue --failed, reset.
 func TestOperatorCommands(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 60, NotFound: 3})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 60, NotFound: 3})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{

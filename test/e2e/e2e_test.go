@@ -29,16 +29,6 @@ func TestMain(m *testing.M) {
 
 const runTimeout = 3 * time.Minute
 
-func startSite(t *testing.T, opts fixturesite.Options) *fixturesite.Site {
-	t.Helper()
-	s := fixturesite.New(opts)
-	if _, err := s.Start("127.0.0.1:0"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	return s
-}
-
 // crawlConfig is a config file for the fixture site; extra is appended
 // YAML (sections given there replace the defaults below).
 type crawlConfig struct {
@@ -114,7 +104,7 @@ func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
 func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats { return cmd.Status(t, cfg) }
 
 func TestMirrorOneProcess(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
@@ -191,7 +181,7 @@ func entryNames(site *fixturesite.Site, urls []string) []string {
 }
 
 func TestIDDiscoveryTarGz(t *testing.T) {
-	site := startSite(t, fixturesite.Options{IDs: 150})
+	site := fixturesite.Start(t, fixturesite.Options{IDs: 150})
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, batch: 16}",
@@ -210,7 +200,7 @@ func TestIDDiscoveryTarGz(t *testing.T) {
 }
 
 func TestFleetOfThreeWorkers(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 400, Latency: time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 400, Latency: time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{
@@ -242,7 +232,7 @@ func TestFleetOfThreeWorkers(t *testing.T) {
 // time), so that a worker is surely mid-crawl when a test interrupts it.
 func slowFleetCrawl(t *testing.T, leaseTTL string) (*fixturesite.Site, testbin.Cmd, string, string) {
 	t.Helper()
-	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{

@@ -18,16 +18,10 @@ import (
 	"github.com/distscrape/distscrape/test/fixturesite"
 )
 
-// start serves a site on a free loopback port for the test.
+// start serves a site for the test and returns it with its base URL.
 func start(t testing.TB, o fixturesite.Options) (*fixturesite.Site, string) {
-	t.Helper()
-	s := fixturesite.New(o)
-	base, err := s.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s, base
+	s := fixturesite.Start(t, o)
+	return s, s.URL()
 }
 
 var client = &http.Client{Timeout: 10 * time.Second}

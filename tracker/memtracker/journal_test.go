@@ -6,31 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
-
-// testClock is a settable clock (trackertest.Clock cannot be imported here:
-// trackertest imports this package).
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 func openState(t *testing.T, path string, clock tracker.Clock) *Tracker {
 	t.Helper()
@@ -51,7 +32,7 @@ func mustOK(t *testing.T, err error) {
 
 // buildState drives m through every kind of journal record and returns the
 // leases still held.
-func buildState(t *testing.T, m *Tracker, clock *testClock) []tracker.Lease {
+func buildState(t *testing.T, m *Tracker, clock *trackertest.Clock) []tracker.Lease {
 	t.Helper()
 	ctx := context.Background()
 	_, err := m.Add(ctx, []tracker.Item{{Key: "https://a/"}, {Key: "https://b/", Depth: 2}, {Key: "7"}, {Key: "007"}, {Key: "fail-me"}, {Key: "delay-me"}})
@@ -113,7 +94,7 @@ func TestJournalRestart(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			defer setCompactMin(tt.compactMin)()
 			path := filepath.Join(t.TempDir(), "state")
-			clock := &testClock{now: time.Unix(1_900_000_000, 0)}
+			clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
 			m := openState(t, path, clock)
 			held := buildState(t, m, clock)
 			want := observe(t, m)
@@ -166,7 +147,7 @@ func setCompactMin(v int64) (restore func()) {
 func TestJournalTornTail(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state")
-	clock := &testClock{now: time.Unix(1_900_000_000, 0)}
+	clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
 	m := openState(t, path, clock)
 	ctx := context.Background()
 	if _, err := m.Add(ctx, []tracker.Item{{Key: "first"}}); err != nil {
@@ -231,7 +212,7 @@ func TestJournalTornTail(t *testing.T) {
 // means lost data: refuse it with a clear error rather than guess.
 func TestJournalDamagedSnapshot(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
-	clock := &testClock{now: time.Unix(1_900_000_000, 0)}
+	clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
 	m := openState(t, path, clock)
 	buildState(t, m, clock)
 	m.Close()
@@ -252,7 +233,7 @@ func TestJournalDamagedSnapshot(t *testing.T) {
 
 func TestJournalReset(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state")
-	clock := &testClock{now: time.Unix(1_900_000_000, 0)}
+	clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
 	m := openState(t, path, clock)
 	buildState(t, m, clock)
 	if err := m.Reset(context.Background()); err != nil {

@@ -3,32 +3,14 @@ package redistracker_test
 import (
 	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/redistracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
-
-// fuzzClock is moved by the fuzz target so a retry is due without sleeping.
-type fuzzClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *fuzzClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fuzzClock) advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // FuzzRedisItemRoundTrip sends any item through the Lua-facing encodings of
 // the Redis tracker and back, against a real redis-server: the pending entry
@@ -50,7 +32,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 		f.Add(s.key, s.worker, s.depth)
 	}
 	srv := redistest.Start(f, redistest.Options{})
-	clock := &fuzzClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clock := trackertest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	ctx := context.Background()
 	r, err := redistracker.New(ctx, redistracker.Config{URL: srv.URL(0), Crawl: "fuzz",
 		Options: tracker.Options{MaxAttempts: 3, BackoffBase: time.Second, BackoffMax: time.Second, Clock: clock}})
@@ -87,7 +69,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 		if err := r.Fail(ctx, []tracker.Failure{{Lease: lease, Reason: "fuzz: retry " + key}}); err != nil {
 			t.Fatalf("Fail(%q): %v", key, err)
 		}
-		clock.advance(2 * time.Second)
+		clock.Advance(2 * time.Second)
 		if _, err := r.Requeue(ctx, tracker.RequeueOptions{}); err != nil {
 			t.Fatalf("Requeue: %v", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -14,28 +13,12 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // Redis-specific tests: the raw layout the scripts leave (asynq-style get
 // and seed helpers), connection safety, and Redis going away. The contract
 // itself is proved by the conformance suite (conformance_test.go).
-
-type redisClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *redisClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *redisClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // redisBundle is one test's server, raw client, tracker and clock.
 type redisBundle struct {
@@ -44,7 +27,7 @@ type redisBundle struct {
 	srv   *redistest.Server
 	c     *redis.Client
 	tr    *Tracker
-	clock *redisClock
+	clock *trackertest.Clock
 	keys  crawlKeys
 }
 
@@ -53,7 +36,7 @@ func setupRedis(t *testing.T, srvOpts redistest.Options, mod func(*Config)) *red
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	t.Cleanup(cancel)
 	b := &redisBundle{t: t, ctx: ctx, srv: redistest.Start(t, srvOpts),
-		clock: &redisClock{t: time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)}}
+		clock: trackertest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))}
 	b.c = b.srv.Client(t)
 	cfg := Config{URL: b.srv.URL(0), Crawl: "test", Options: tracker.Options{Clock: b.clock, MaxAttempts: 3}}
 	if mod != nil {

@@ -35,7 +35,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sync"
 	"testing"
 	"time"
 
@@ -45,29 +44,6 @@ import (
 // Factory returns a fresh, empty tracker built with opts. It registers the
 // tracker's Close (and any server cleanup) with t.Cleanup.
 type Factory func(t testing.TB, opts tracker.Options) tracker.Engine
-
-// Clock is a simulated clock, safe for concurrent use.
-type Clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-// NewClock returns a clock set to start.
-func NewClock(start time.Time) *Clock { return &Clock{now: start} }
-
-// Now returns the simulated time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-// Advance moves the clock forward by d.
-func (c *Clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
 
 // Suite defaults: small numbers so each case stays short.
 const (
