@@ -36,15 +36,10 @@ func TestExternalModuleCrawlsFixtureSite(t *testing.T) {
 	goCmd(ctx, t, dir, "mod", "edit", "-replace=github.com/distscrape/distscrape="+root)
 	goCmd(ctx, t, dir, "build", "-mod=mod", "-o", bin, ".")
 
-	site := fixturesite.New(fixturesite.Options{Pages: 40, NotFound: 2, PageSize: 1024})
-	base, err := site.Start("127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = site.Close() })
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 40, NotFound: 2, PageSize: 1024})
 
 	var stdout, stderr bytes.Buffer
-	run := exec.CommandContext(ctx, bin, base)
+	run := exec.CommandContext(ctx, bin, site.URL())
 	run.Stdout, run.Stderr = &stdout, &stderr
 	if err := run.Run(); err != nil {
 		t.Fatalf("crawler: %v\n%s", err, stderr.String())
