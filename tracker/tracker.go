@@ -38,14 +38,12 @@ var (
 	// another worker. The call changed nothing for that lease.
 	ErrLeaseLost = errors.New("tracker: lease lost")
 	// ErrInvalidItem is returned for an item the tracker cannot store (empty
-	// key, key too long, range with Lo > Hi...).
+	// key, key too long, range with Lo > Hi...): see ValidateItem and
+	// ValidateRange, the one rule every engine applies.
 	ErrInvalidItem = errors.New("tracker: invalid item")
 	// ErrClosed is returned by calls on a closed tracker.
 	ErrClosed = errors.New("tracker: closed")
 )
-
-// MaxKeyLen is the longest item key a tracker accepts, in bytes.
-const MaxKeyLen = 8192
 
 // Item is one unit of work: a URL (link crawls) or an ID (ID discovery).
 type Item struct {

@@ -186,14 +186,14 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 	return buf, nil
 }
 
-// commit writes the records built by the current call as one frame, unlocks
-// m.mu, and, when sync is set, returns only once that frame is durable.
-// Concurrent callers share fsyncs (group commit).
-func (m *Tracker) commit(sync bool) error {
+// writeFrame writes the records built by the current call as one frame and
+// returns the frame's number for syncTo. The caller holds m.mu; the fsync
+// is left to syncTo, outside the lock, so concurrent callers share it
+// (group commit).
+func (m *Tracker) writeFrame() (uint64, error) {
 	j := m.j
 	if j == nil {
-		m.mu.Unlock()
-		return nil
+		return 0, nil
 	}
 	if len(j.buf) > 0 && j.err == nil {
 		frame := appendFrame(nil, j.buf)
@@ -210,17 +210,15 @@ func (m *Tracker) commit(sync bool) error {
 			j.err = err
 		}
 	}
-	err, target := j.err, j.written
-	m.mu.Unlock()
-	if err != nil || !sync {
-		return err
-	}
-	return j.syncTo(target)
+	return j.written, j.err
 }
 
 // syncTo makes frames up to target durable. A caller that waited for
 // syncMu finds its frame already synced by the one before, mostly.
 func (j *journal) syncTo(target uint64) error {
+	if j == nil {
+		return nil
+	}
 	j.syncMu.Lock()
 	defer j.syncMu.Unlock()
 	if j.synced >= target {

@@ -5,8 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
-	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -74,44 +72,51 @@ func newTracker(o tracker.Options) *Tracker {
 	}
 }
 
-// lock takes the mutex unless the tracker is closed or ctx is done; on
-// success the caller must unlock.
-func (m *Tracker) lock(ctx context.Context) error {
+// usable says why the tracker cannot serve a call now (ctx done, or
+// closed); the caller holds m.mu.
+func (m *Tracker) usable(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	m.mu.Lock()
 	if m.closed {
-		m.mu.Unlock()
 		return tracker.ErrClosed
 	}
 	return nil
 }
 
-func validate(items []tracker.Item) error {
-	for i, it := range items {
-		switch {
-		case it.Key == "":
-			return fmt.Errorf("%w: item %d: empty key", tracker.ErrInvalidItem, i)
-		case len(it.Key) > tracker.MaxKeyLen:
-			return fmt.Errorf("%w: item %d: key of %d bytes, longer than %d", tracker.ErrInvalidItem, i, len(it.Key), tracker.MaxKeyLen)
-		case it.Depth < 0 || it.Depth > math.MaxInt32:
-			return fmt.Errorf("%w: item %d (%.60q): depth %d out of range", tracker.ErrInvalidItem, i, it.Key, it.Depth)
-		}
+// update runs change under the lock and journals what it recorded as one
+// frame. When change asks for it, update returns only once that frame is
+// durable; the fsync runs after the lock is released, so concurrent callers
+// share it (group commit).
+func (m *Tracker) update(ctx context.Context, change func() (sync bool)) error {
+	frame, sync, err := m.updateLocked(ctx, change)
+	if err != nil || !sync {
+		return err
 	}
-	return nil
+	return m.j.syncTo(frame)
+}
+
+func (m *Tracker) updateLocked(ctx context.Context, change func() bool) (frame uint64, sync bool, err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(ctx); err != nil {
+		return 0, false, err
+	}
+	sync = change()
+	frame, err = m.writeFrame()
+	return frame, sync, err
 }
 
 // Add implements Tracker.
-func (m *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
-	if err := validate(items); err != nil {
+func (m *Tracker) Add(ctx context.Context, items []tracker.Item) (n int, err error) {
+	if err := tracker.ValidateItems(items); err != nil {
 		return 0, err
 	}
-	if err := m.lock(ctx); err != nil {
-		return 0, err
-	}
-	n := m.addLocked(items)
-	return n, m.commit(n > 0) // an add not on disk is a lost item: sync
+	err = m.update(ctx, func() bool {
+		n = m.addLocked(items)
+		return n > 0 // an add not on disk is a lost item: sync
+	})
+	return n, err
 }
 
 // addLocked adds the new items to pending; the caller commits.
@@ -130,23 +135,16 @@ func (m *Tracker) addLocked(items []tracker.Item) int {
 	return n
 }
 
-// maxRangeLen keeps every count an int64 can hold.
-const maxRangeLen = 1 << 60
-
 // AddRange implements Tracker.
 func (m *Tracker) AddRange(ctx context.Context, r tracker.Range) error {
-	if r.Lo > r.Hi {
-		return fmt.Errorf("%w: range %d-%d: low bound above high bound", tracker.ErrInvalidItem, r.Lo, r.Hi)
-	}
-	if r.Hi-r.Lo >= maxRangeLen {
-		return fmt.Errorf("%w: range %d-%d: more than 2^60 IDs", tracker.ErrInvalidItem, r.Lo, r.Hi)
-	}
-	if err := m.lock(ctx); err != nil {
+	if err := tracker.ValidateRange(r); err != nil {
 		return err
 	}
-	m.addRangeLocked(r)
-	m.j.addRange(r)
-	return m.commit(true)
+	return m.update(ctx, func() bool {
+		m.addRangeLocked(r)
+		m.j.addRange(r)
+		return true
+	})
 }
 
 func (m *Tracker) addRangeLocked(r tracker.Range) {
@@ -192,13 +190,18 @@ func (m *Tracker) carveOne() (id uint64, fresh bool) {
 }
 
 // Checkout implements Tracker.
-func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
-	if worker == "" || n <= 0 || ttl <= 0 {
-		return nil, fmt.Errorf("tracker: checkout: need a worker name, n > 0 and ttl > 0 (got %q, %d, %v)", worker, n, ttl)
-	}
-	if err := m.lock(ctx); err != nil {
+func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) (out []tracker.Lease, err error) {
+	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
 		return nil, err
 	}
+	err = m.update(ctx, func() bool {
+		out = m.checkoutLocked(worker, n, ttl)
+		return false
+	})
+	return out, err
+}
+
+func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) []tracker.Lease {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
@@ -224,7 +227,7 @@ func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 		m.j.lease(q.key, q.attempts)
 		out = append(out, l.lease())
 	}
-	return out, m.commit(false)
+	return out
 }
 
 // newTokens returns n random lease tokens from one read of crypto/rand.
@@ -268,13 +271,14 @@ func (m *Tracker) held(l tracker.Lease) (*memLease, bool) {
 
 // Extend implements Tracker.
 func (m *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.Duration) ([]tracker.Lease, error) {
-	if ttl <= 0 {
-		return nil, fmt.Errorf("tracker: extend: ttl must be > 0, got %v", ttl)
-	}
-	if err := m.lock(ctx); err != nil {
+	if err := tracker.ValidateTTL(ttl); err != nil {
 		return nil, err
 	}
+	m.mu.Lock()
 	defer m.mu.Unlock()
+	if err := m.usable(ctx); err != nil {
+		return nil, err
+	}
 	now := m.opts.Clock.Now()
 	var out []tracker.Lease
 	var lost []string
@@ -294,27 +298,25 @@ func (m *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 
 // Complete implements Tracker.
 func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
-	for i, c := range cs {
-		if err := validate(c.Discovered); err != nil {
-			return fmt.Errorf("completion %d (%.60q): %w", i, c.Lease.Key, err)
-		}
-	}
-	if err := m.lock(ctx); err != nil {
+	if err := tracker.ValidateCompletions(cs); err != nil {
 		return err
 	}
 	var lost []string
-	for _, c := range cs {
-		ml, ok := m.held(c.Lease)
-		if !ok {
-			lost = append(lost, c.Lease.Key)
-			continue
+	err := m.update(ctx, func() bool {
+		for _, c := range cs {
+			ml, ok := m.held(c.Lease)
+			if !ok {
+				lost = append(lost, c.Lease.Key)
+				continue
+			}
+			m.drop(ml)
+			m.done++
+			m.j.done(ml.item.key)
+			m.addLocked(c.Discovered)
 		}
-		m.drop(ml)
-		m.done++
-		m.j.done(ml.item.key)
-		m.addLocked(c.Discovered)
-	}
-	if err := m.commit(len(lost) < len(cs)); err != nil {
+		return len(lost) < len(cs)
+	})
+	if err != nil {
 		return err
 	}
 	return tracker.Lost(lost)
@@ -322,27 +324,27 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 
 // Fail implements Tracker.
 func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
-	if err := m.lock(ctx); err != nil {
-		return err
-	}
-	now := m.opts.Clock.Now()
 	var lost []string
-	for _, f := range fs {
-		ml, ok := m.held(f.Lease)
-		if !ok {
-			lost = append(lost, f.Lease.Key)
-			continue
+	err := m.update(ctx, func() bool {
+		now := m.opts.Clock.Now()
+		for _, f := range fs {
+			ml, ok := m.held(f.Lease)
+			if !ok {
+				lost = append(lost, f.Lease.Key)
+				continue
+			}
+			m.drop(ml)
+			if f.Final || int(ml.item.attempts) >= m.opts.MaxAttempts {
+				m.toFailed(ml.item, f.Reason, now)
+				continue
+			}
+			due := now.Add(m.opts.Backoff(int(ml.item.attempts), f.RetryAfter))
+			heap.Push(&m.delayed, delayedItem{item: ml.item, due: due})
+			m.j.delay(ml.item, due)
 		}
-		m.drop(ml)
-		if f.Final || int(ml.item.attempts) >= m.opts.MaxAttempts {
-			m.toFailed(ml.item, f.Reason, now)
-			continue
-		}
-		due := now.Add(m.opts.Backoff(int(ml.item.attempts), f.RetryAfter))
-		heap.Push(&m.delayed, delayedItem{item: ml.item, due: due})
-		m.j.delay(ml.item, due)
-	}
-	if err := m.commit(false); err != nil {
+		return false
+	})
+	if err != nil {
 		return err
 	}
 	return tracker.Lost(lost)
@@ -361,21 +363,21 @@ func (m *Tracker) toPending(q queued) {
 
 // Release implements Tracker.
 func (m *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
-	if err := m.lock(ctx); err != nil {
-		return err
-	}
 	var lost []string
-	for _, l := range leases {
-		ml, ok := m.held(l)
-		if !ok {
-			lost = append(lost, l.Key)
-			continue
+	err := m.update(ctx, func() bool {
+		for _, l := range leases {
+			ml, ok := m.held(l)
+			if !ok {
+				lost = append(lost, l.Key)
+				continue
+			}
+			m.drop(ml)
+			ml.item.attempts-- // an unstarted lease was not an attempt
+			m.toPending(ml.item)
 		}
-		m.drop(ml)
-		ml.item.attempts-- // an unstarted lease was not an attempt
-		m.toPending(ml.item)
-	}
-	if err := m.commit(false); err != nil {
+		return false
+	})
+	if err != nil {
 		return err
 	}
 	return tracker.Lost(lost)
@@ -414,10 +416,15 @@ func (m *Tracker) promoteDue(now time.Time, limit int) int {
 }
 
 // Requeue implements Tracker.
-func (m *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
-	if err := m.lock(ctx); err != nil {
-		return 0, err
-	}
+func (m *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (n int, err error) {
+	err = m.update(ctx, func() bool {
+		n = m.requeueLocked(opt)
+		return false
+	})
+	return n, err
+}
+
+func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 	now := m.opts.Clock.Now()
 	n := 0
 	switch {
@@ -445,15 +452,16 @@ func (m *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 			n += m.promoteDue(now, opt.Limit-n)
 		}
 	}
-	return n, m.commit(false)
+	return n
 }
 
 // Stats implements Tracker.
 func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
-	if err := m.lock(ctx); err != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(ctx); err != nil {
 		return tracker.Stats{}, err
 	}
-	defer m.mu.Unlock()
 	now := m.opts.Clock.Now()
 	var workers int64
 	for w, until := range m.workers { // bounded by the fleet's size
@@ -476,19 +484,21 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 
 // Done implements Tracker.
 func (m *Tracker) Done(ctx context.Context) (bool, error) {
-	if err := m.lock(ctx); err != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(ctx); err != nil {
 		return false, err
 	}
-	defer m.mu.Unlock()
 	return m.pending.len() == 0 && m.rangeIDs == 0 && len(m.leases) == 0 && len(m.delayed) == 0, nil
 }
 
 // Failed implements Tracker.
 func (m *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, error) {
-	if err := m.lock(ctx); err != nil {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.usable(ctx); err != nil {
 		return nil, err
 	}
-	defer m.mu.Unlock()
 	k := len(m.failed)
 	if limit > 0 {
 		k = min(k, limit)
@@ -498,14 +508,13 @@ func (m *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, 
 
 // Reset implements Tracker: it forgets everything, on disk too.
 func (m *Tracker) Reset(ctx context.Context) error {
-	if err := m.lock(ctx); err != nil {
-		return err
-	}
-	fresh := newTracker(m.opts)
-	fresh.j = m.j
-	m.resetTo(fresh)
-	m.j.reset()
-	return m.commit(true)
+	return m.update(ctx, func() bool {
+		fresh := newTracker(m.opts)
+		fresh.j = m.j
+		m.resetTo(fresh)
+		m.j.reset()
+		return true
+	})
 }
 
 // resetTo replaces the state with that of fresh, keeping the lock.

@@ -192,9 +192,10 @@ func (r *Tracker) initFingerprints(ctx context.Context, base, load int) error {
 //go:embed lua/*.lua
 var luaFS embed.FS
 
-// scripts are the operations, each lib.lua followed by its own file.
+// scripts are the operations, each lib.lua followed by its own file, every
+// one loaded the same way by loadScripts.
 type scripts struct {
-	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed *redis.Script
+	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *redis.Script
 }
 
 func loadScripts(ctx context.Context, c *redis.Client) (scripts, error) {
@@ -206,7 +207,7 @@ func loadScripts(ctx context.Context, c *redis.Client) (scripts, error) {
 	for name, dst := range map[string]**redis.Script{
 		"add": &s.add, "addrange": &s.addRange, "checkout": &s.checkout, "extend": &s.extend,
 		"complete": &s.complete, "fail": &s.fail, "release": &s.release, "requeue": &s.requeue,
-		"stats": &s.stats, "failed": &s.failed,
+		"stats": &s.stats, "failed": &s.failed, "hostrate": &s.hostRate,
 	} {
 		body, err := luaFS.ReadFile("lua/" + name + ".lua")
 		if err != nil {

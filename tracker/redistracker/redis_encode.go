@@ -8,8 +8,23 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// How an item travels to the scripts (lua/lib.lua, add_item): kind "i" for a
-// numeric ID below 2^40 (bitmap), kind "f" with the two parts of its
+// The wire format's bytes, named once. Each has a twin of the name in the
+// comment at the top of lua/lib.lua; TestWireConstantsAgree checks them.
+const (
+	// Tags: the first byte of a pending entry (lib.lua documents the forms).
+	tagRun       = 1 // TAG_RUN: "lo:hi", IDs < 2^40 already marked seen
+	tagRange     = 2 // TAG_RANGE: "lo:hi", IDs < 2^40 of AddRange
+	tagItem      = 3 // TAG_ITEM: "depth:attempts:key", any item
+	tagHugeRange = 4 // TAG_HUGE_RANGE: "lo:hi", IDs >= 2^40 of AddRange
+	tagMax       = 4 // TAG_MAX: a bare key's first byte is above it
+
+	// Kinds: how an item travels to add_item (lib.lua).
+	kindID          = "i" // KIND_ID: a numeric ID below 2^40 (bitmap dedup)
+	kindFingerprint = "f" // KIND_FP: the two parts of its fingerprint
+)
+
+// How an item travels to the scripts (lua/lib.lua, add_item): kindID for a
+// numeric ID below 2^40 (bitmap), kindFingerprint with the two parts of its
 // fingerprint for anything else; then its pending entry.
 
 // appendItem appends the 4 script arguments of it to args.
@@ -17,7 +32,7 @@ func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 	e := pendingEntry(it.Key, it.Depth, 0)
 	id, numeric := tracker.NumericID(it.Key)
 	if numeric && id < hugeID {
-		return append(args, "i", it.Key, "", e)
+		return append(args, kindID, it.Key, "", e)
 	}
 	fp := tracker.FingerprintOf(it.Key)
 	if numeric {
@@ -26,17 +41,23 @@ func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 		fp = hugeFingerprint(it.Key)
 	}
 	x, m := fpParts(fp, r.fpBase)
-	return append(args, "f", strconv.FormatUint(x, 10), strconv.FormatInt(m, 10), e)
+	return append(args, kindFingerprint, strconv.FormatUint(x, 10), strconv.FormatInt(m, 10), e)
 }
 
 // pendingEntry is the compact form of an item in the pending list: the bare
 // key when depth and attempts are 0 (and its first byte cannot be taken for
-// a tag), else "\x03depth:attempts:key".
+// a tag), else tagItem "depth:attempts:key".
 func pendingEntry(key string, depth, attempts int) string {
-	if depth == 0 && attempts == 0 && key[0] > 4 {
+	if depth == 0 && attempts == 0 && key[0] > tagMax {
 		return key
 	}
-	return "\x03" + strconv.Itoa(depth) + ":" + strconv.Itoa(attempts) + ":" + key
+	return string(rune(tagItem)) + strconv.Itoa(depth) + ":" + strconv.Itoa(attempts) + ":" + key
+}
+
+// rangeEntry is the pending entry of the IDs lo..hi under tag (tagRange or
+// tagHugeRange).
+func rangeEntry(tag byte, lo, hi uint64) string {
+	return string(rune(tag)) + strconv.FormatUint(lo, 10) + ":" + strconv.FormatUint(hi, 10)
 }
 
 // hugeFingerprint is the fingerprint of a numeric ID >= 2^40: SHA-1 of its

@@ -14,11 +14,13 @@ import (
 
 // FuzzRedisItemRoundTrip sends any item through the Lua-facing encodings of
 // the Redis tracker and back, against a real redis-server: the pending entry
-// (bare key, or "\3depth:attempts:key" for keys starting with a tag byte),
+// (bare key, or tagItem "depth:attempts:key"),
 // the lease record ("attempts:depth:#worker:<worker><key>"), the delayed
 // entry of a retry, and the dedup of numeric IDs (bitmap), huge IDs and
 // strings (fingerprints). The key, depth and attempts must come back
 // exactly, whatever the bytes of key and worker; a key is new exactly once.
+// A key the contract refuses (tracker.ValidateKey: a tag byte, a control
+// character, whitespace...) must be refused with ErrInvalidItem.
 func FuzzRedisItemRoundTrip(f *testing.F) {
 	for _, s := range []struct {
 		key, worker string
@@ -48,7 +50,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 		}
 		it := tracker.Item{Key: key, Depth: int(depth)}
 		n, err := r.Add(ctx, []tracker.Item{it})
-		if key == "" || len(key) > tracker.MaxKeyLen {
+		if tracker.ValidateKey(key) != nil {
 			if !errors.Is(err, tracker.ErrInvalidItem) {
 				t.Fatalf("Add(%q): err %v, want ErrInvalidItem", key, err)
 			}

@@ -4,20 +4,7 @@ import (
 	"context"
 	"fmt"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
-
-// hostRateScript is standalone (no lib.lua): it is not a life-cycle
-// operation and runs on the Redis clock. Run uses EVALSHA and loads the
-// script on NOSCRIPT.
-var hostRateScript = func() *redis.Script {
-	b, err := luaFS.ReadFile("lua/hostrate.lua")
-	if err != nil {
-		panic(err) // embedded at build time: cannot happen
-	}
-	return redis.NewScript(string(b))
-}()
 
 // ReserveHost books the next request to host for every worker of the crawl:
 // requests to one host are spaced by interval across the fleet (DESIGN.md:
@@ -29,13 +16,19 @@ func (r *Tracker) ReserveHost(ctx context.Context, host string, interval, maxWai
 	if interval <= 0 {
 		return 0, true, nil
 	}
-	res, err := hostRateScript.Run(ctx, r.c, []string{r.keys.hostRate(host)},
-		max(interval.Microseconds(), 1), maxWait.Microseconds()).Int64Slice()
+	res, err := r.run(ctx, "host rate", r.scripts.hostRate, []string{r.keys.hostRate(host)},
+		max(interval.Microseconds(), 1), maxWait.Microseconds())
 	if err != nil {
-		return 0, false, fmt.Errorf("tracker: redis host rate: %w", err)
+		return 0, false, err
 	}
-	if len(res) != 2 {
+	v, _ := res.([]any)
+	if len(v) != 2 {
 		return 0, false, fmt.Errorf("tracker: redis host rate: unexpected reply %v", res)
 	}
-	return time.Duration(res[0]) * time.Microsecond, res[1] == 1, nil
+	w, ok1 := v[0].(int64)
+	b, ok2 := v[1].(int64)
+	if !ok1 || !ok2 {
+		return 0, false, fmt.Errorf("tracker: redis host rate: unexpected reply %v", res)
+	}
+	return time.Duration(w) * time.Microsecond, b == 1, nil
 }

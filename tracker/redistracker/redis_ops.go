@@ -27,7 +27,7 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	if r.closed.Load() {
 		return 0, tracker.ErrClosed
 	}
-	if err := validateItems(items); err != nil {
+	if err := tracker.ValidateItems(items); err != nil {
 		return 0, err
 	}
 	total := 0
@@ -51,32 +51,26 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 // AddRange adds the IDs of rg as one entry (two when it straddles 2^40,
 // where dedup switches from the bitmap to fingerprints): O(1).
 func (r *Tracker) AddRange(ctx context.Context, rg tracker.Range) error {
-	if rg.Lo > rg.Hi {
-		return fmt.Errorf("%w: range %d-%d: low end above high end", tracker.ErrInvalidItem, rg.Lo, rg.Hi)
+	if r.closed.Load() {
+		return tracker.ErrClosed
 	}
-	if rg.Hi-rg.Lo >= 1<<62 {
-		return fmt.Errorf("%w: range %d-%d: more than 2^62 IDs", tracker.ErrInvalidItem, rg.Lo, rg.Hi)
+	if err := tracker.ValidateRange(rg); err != nil {
+		return err
 	}
-	parts := []struct {
+	type part struct {
 		tag    byte
 		lo, hi uint64
-	}{}
+	}
+	var parts []part
 	if rg.Lo < hugeID {
-		parts = append(parts, struct {
-			tag    byte
-			lo, hi uint64
-		}{2, rg.Lo, min(rg.Hi, hugeID-1)})
+		parts = append(parts, part{tagRange, rg.Lo, min(rg.Hi, hugeID-1)})
 	}
 	if rg.Hi >= hugeID {
-		parts = append(parts, struct {
-			tag    byte
-			lo, hi uint64
-		}{4, max(rg.Lo, hugeID), rg.Hi})
+		parts = append(parts, part{tagHugeRange, max(rg.Lo, hugeID), rg.Hi})
 	}
 	for _, p := range parts {
-		e := string(rune(p.tag)) + strconv.FormatUint(p.lo, 10) + ":" + strconv.FormatUint(p.hi, 10)
 		n := strconv.FormatUint(p.hi-p.lo+1, 10)
-		if _, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, e, n); err != nil {
+		if _, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, rangeEntry(p.tag, p.lo, p.hi), n); err != nil {
 			return err
 		}
 	}
@@ -88,11 +82,8 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
 	}
-	if n <= 0 {
-		return nil, nil
-	}
-	if ttl < time.Millisecond {
-		return nil, fmt.Errorf("tracker: checkout: lease ttl %v, want at least 1ms", ttl)
+	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
+		return nil, err
 	}
 	var out []tracker.Lease
 	for call := 0; call < maxCalls && len(out) < n; call++ {
@@ -131,11 +122,11 @@ func (r *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
 	}
+	if err := tracker.ValidateTTL(ttl); err != nil {
+		return nil, err
+	}
 	if len(leases) == 0 {
 		return nil, nil
-	}
-	if ttl < time.Millisecond {
-		return nil, fmt.Errorf("tracker: extend: lease ttl %v, want at least 1ms", ttl)
 	}
 	now := r.opts.Clock.Now()
 	args := []any{ttl.Milliseconds()}
@@ -167,10 +158,8 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	if r.closed.Load() {
 		return tracker.ErrClosed
 	}
-	for _, c := range cs {
-		if err := validateItems(c.Discovered); err != nil {
-			return err
-		}
+	if err := tracker.ValidateCompletions(cs); err != nil {
+		return err
 	}
 	var lost []string
 	var args []any
@@ -271,20 +260,6 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 		}
 	}
 	return total, nil
-}
-
-func validateItems(items []tracker.Item) error {
-	for _, it := range items {
-		switch {
-		case it.Key == "":
-			return fmt.Errorf("%w: empty key", tracker.ErrInvalidItem)
-		case len(it.Key) > tracker.MaxKeyLen:
-			return fmt.Errorf("%w: key of %d bytes, more than %d", tracker.ErrInvalidItem, len(it.Key), tracker.MaxKeyLen)
-		case it.Depth < 0:
-			return fmt.Errorf("%w: %q has negative depth %d", tracker.ErrInvalidItem, it.Key, it.Depth)
-		}
-	}
-	return nil
 }
 
 func appendStrings(dst []string, res any) []string {

@@ -165,9 +165,9 @@ func redisIDs(lo, hi uint64) []string {
 func TestRedisLayout(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	p := "distscrape:{test}:"
-	b.add(tracker.Item{Key: "https://a.example/"}, tracker.Item{Key: "deep", Depth: 2}, tracker.Item{Key: "\x01odd"},
+	b.add(tracker.Item{Key: "https://a.example/"}, tracker.Item{Key: "deep", Depth: 2}, tracker.Item{Key: "odd"},
 		tracker.Item{Key: "5"}, tracker.Item{Key: "6"}, tracker.Item{Key: "7"}, tracker.Item{Key: "9"})
-	want := []string{"https://a.example/", "\x032:0:deep", "\x030:0:\x01odd", "\x015:7", "9"}
+	want := []string{"https://a.example/", "\x032:0:deep", "odd", "\x015:7", "9"}
 	if got := b.getPending(); !slices.Equal(got, want) {
 		t.Fatalf("pending = %q, want %q (consecutive IDs coalesce into a run)", got, want)
 	}

@@ -27,7 +27,11 @@
 //   - Added may overcount the IDs shared by overlapping ranges until those
 //     ranges are carved; once carved, it counts distinct items exactly;
 //   - a batch with an invalid item (Add, or the discoveries of Complete) is
-//     refused whole with ErrInvalidItem and changes nothing.
+//     refused whole with ErrInvalidItem and changes nothing; invalid is
+//     exactly what tracker.ValidateItem and ValidateRange refuse (limits.go
+//     tries every limit and every class of bad key);
+//   - Checkout with n < 1, an empty worker or a TTL under MinLeaseTTL, and
+//     Extend with such a TTL, are refused with ErrInvalidArgument.
 package trackertest
 
 import (
@@ -66,6 +70,11 @@ func Run(t *testing.T, newTracker Factory) {
 		{"AddDedup", testAddDedup},
 		{"DedupAllStates", testDedupAllStates},
 		{"InvalidItem", testInvalidItem},
+		{"InvalidKeys", testInvalidKeys},
+		{"InvalidDiscovery", testInvalidDiscovery},
+		{"DepthLimits", testDepthLimits},
+		{"RangeLimits", testRangeLimits},
+		{"CheckoutLimits", testCheckoutLimits},
 		{"ConcurrentCheckout", testConcurrentCheckout},
 		{"LeaseExpiryRequeue", testLeaseExpiryRequeue},
 		{"LeaseExpiryCheckout", testLeaseExpiryCheckout},

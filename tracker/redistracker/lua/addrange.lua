@@ -1,7 +1,7 @@
 -- addrange.lua: add a range of numeric IDs as one pending entry; its IDs are
 -- deduplicated when checkout carves them.
 -- KEYS: 1 pending, 8 stats.
--- ARGV: lib.lua's 1-5; 6 the entry ("\2lo:hi" or "\4lo:hi"), 7 its length
+-- ARGV: lib.lua's 1-5; 6 the entry (TAG_RANGE or TAG_HUGE_RANGE, "lo:hi"), 7 its length
 --   (decimal, exact: it goes to HINCRBY as a string).
 -- Returns 1. Cost: O(1) in time and memory, whatever the range's length.
 redis.call('RPUSH', K_PENDING, ARGV[6])

@@ -47,20 +47,20 @@ end
 -- it (nil when used up).
 local function carve(e)
   local c = string.byte(e, 1)
-  if c == 4 then -- range of huge IDs: decimal strings, fingerprint dedup
-    local lo, hi = string.match(e, '^\4(%d+):(%d+)$')
+  if c == TAG_HUGE_RANGE then -- decimal strings, fingerprint dedup
+    local lo, hi = string.match(e, '^' .. S_HUGE_RANGE .. '(%d+):(%d+)$')
     while dec_le(lo, hi) and count < n and budget > 0 do
       budget = budget - 1
       local x, m = fp_huge(lo)
       if fp_add(x, m) then lease(lo, 0, 0) else skipped(1) end
       lo = dec_inc(lo)
     end
-    if dec_le(lo, hi) then return '\4' .. lo .. ':' .. hi end
+    if dec_le(lo, hi) then return S_HUGE_RANGE .. lo .. ':' .. hi end
     return nil
   end
   local lo, hi = string.match(e, '^.(%d+):(%d+)$')
   lo, hi = tonumber(lo), tonumber(hi)
-  if c == 1 then -- marked run: lease as is
+  if c == TAG_RUN then -- lease as is
     local take = math.min(n - count, hi - lo + 1)
     for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
     lo = lo + take
@@ -82,7 +82,7 @@ local function carve(e)
     end
   end
   if lo > hi then return nil end
-  if c == 1 and lo == hi then return itoa(lo) end
+  if c == TAG_RUN and lo == hi then return itoa(lo) end
   return string.char(c) .. itoa(lo) .. ':' .. itoa(hi)
 end
 
@@ -95,11 +95,11 @@ while count < n and budget > 0 do
   for _, e in ipairs(es) do
     if count >= n or budget <= 0 then break end
     local c = string.byte(e, 1)
-    if c == 1 or c == 2 or c == 4 then
+    if c == TAG_RUN or c == TAG_RANGE or c == TAG_HUGE_RANGE then
       rest = carve(e)
       if rest then break end
-    elseif c == 3 then
-      local d, a, p = string.match(e, '^\3(%d+):(%d+):()')
+    elseif c == TAG_ITEM then
+      local d, a, p = string.match(e, '^' .. S_ITEM .. '(%d+):(%d+):()')
       lease(string.sub(e, p), tonumber(d), tonumber(a))
     else
       lease(e, 0, 0)

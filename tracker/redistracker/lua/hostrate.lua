@@ -1,10 +1,12 @@
 -- hostrate.lua: book the next request slot of one host for the whole fleet.
 -- One "next free slot" time per host (GCRA), so N workers together keep one
--- per-host rate instead of N times it. Standalone: it does not use lib.lua.
+-- per-host rate instead of N times it. Loaded after lib.lua like every script,
+-- but it uses none of lib's keys: it is not a life-cycle operation.
 --
 -- KEYS[1]  <prefix>rate:<host>   string: the host's next free slot, µs of the Redis clock
--- ARGV[1]  interval between two requests to the host, µs (> 0)
--- ARGV[2]  the longest wait worth booking, µs
+-- ARGV     lib.lua's 1-5 (unused: NOW is the worker's clock, see Clock below);
+--          6 interval between two requests to the host, µs (> 0);
+--          7 the longest wait worth booking, µs
 -- Returns  {wait µs, booked (0|1)}: the caller sleeps wait, then sends; a wait
 --          longer than ARGV[2] books nothing (the caller retries the item later).
 -- Cost     O(1). The key expires once its slot is in the past.
@@ -12,8 +14,8 @@
 --          disagree, and the spacing must be measured on one clock.
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local interval = tonumber(ARGV[1])
-local maxwait = tonumber(ARGV[2])
+local interval = tonumber(ARGV[6])
+local maxwait = tonumber(ARGV[7])
 local nextfree = tonumber(redis.call('GET', KEYS[1]) or '0')
 if nextfree < now then
   nextfree = now

@@ -18,13 +18,24 @@
 --   ARGV[2] now (ms)   ARGV[3] fingerprint base level   ARGV[4] fingerprint bucket load
 --   ARGV[5] max attempts; ARGV[6...] belong to the operation.
 --
--- Entries of the pending list (the first byte says which):
---   <key>                   depth 0, attempts 0 (a key whose first byte is > 4)
---   "\1lo:hi"               IDs lo..hi (< 2^40) already marked seen: coalesced adds
---   "\2lo:hi"               IDs lo..hi (< 2^40) of AddRange, deduplicated when carved
---   "\3depth:attempts:key"  any item
---   "\4lo:hi"               IDs lo..hi (>= 2^40, decimal strings) of AddRange,
---                           deduplicated by fingerprint when carved
+-- Entries of the pending list (the first byte, a TAG_ below, says which):
+--   <key>                          depth 0, attempts 0 (first byte above TAG_MAX)
+--   TAG_RUN "lo:hi"                IDs lo..hi (< 2^40) already marked seen: coalesced adds
+--   TAG_RANGE "lo:hi"              IDs lo..hi (< 2^40) of AddRange, deduplicated when carved
+--   TAG_ITEM "depth:attempts:key"  any item
+--   TAG_HUGE_RANGE "lo:hi"         IDs lo..hi (>= 2^40, decimal strings) of AddRange,
+--                                  deduplicated by fingerprint when carved
+--
+-- The wire format's bytes, named once. Each constant names its Go twin in
+-- redis_encode.go; TestWireConstantsAgree reads this file and checks them.
+local TAG_RUN = 1        -- Go: tagRun
+local TAG_RANGE = 2      -- Go: tagRange
+local TAG_ITEM = 3       -- Go: tagItem
+local TAG_HUGE_RANGE = 4 -- Go: tagHugeRange
+local TAG_MAX = 4        -- Go: tagMax (a bare key's first byte is above it)
+local KIND_ID = 'i'      -- Go: kindID (an add argument: numeric ID < 2^40, bitmap dedup)
+local KIND_FP = 'f'      -- Go: kindFingerprint (an add argument: fingerprint dedup)
+local S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
 
 local K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -45,8 +56,8 @@ local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0
 local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added'}
 
 local function entry(key, depth, attempts)
-  if depth == 0 and attempts == 0 and string.byte(key, 1) > 4 then return key end
-  return '\3' .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. key
+  if depth == 0 and attempts == 0 and string.byte(key, 1) > TAG_MAX then return key end
+  return S_ITEM .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. key
 end
 
 local function record(key, depth, attempts, worker)
@@ -300,12 +311,12 @@ end
 local PUSH = {}
 local TAIL, TAIL_RUN, TAIL_DIRTY
 
--- as_run parses an entry that is a run of marked IDs ("\1lo:hi", or a
+-- as_run parses an entry that is a run of marked IDs (TAG_RUN "lo:hi", or a
 -- plain canonical ID below 2^40) into {lo, hi}; anything else gives nil.
 local function as_run(e)
   local c = string.byte(e, 1)
-  if c == 1 then
-    local lo, hi = string.match(e, '^\1(%d+):(%d+)$')
+  if c == TAG_RUN then
+    local lo, hi = string.match(e, '^' .. S_RUN .. '(%d+):(%d+)$')
     return {tonumber(lo), tonumber(hi)}
   end
   if c >= 49 and c <= 57 and #e <= 13 and not string.find(e, '%D') then
@@ -317,7 +328,7 @@ end
 
 local function run_entry(r)
   if r[1] == r[2] then return itoa(r[1]) end
-  return '\1' .. itoa(r[1]) .. ':' .. itoa(r[2])
+  return S_RUN .. itoa(r[1]) .. ':' .. itoa(r[2])
 end
 
 -- push_id appends a marked ID (depth 0, attempts 0), extending the run of
@@ -352,10 +363,10 @@ local function flush_push()
   PUSH, TAIL, TAIL_RUN, TAIL_DIRTY = {}, nil, nil, nil
 end
 
--- add_item adds one item unless seen; kind 'i': a is an ID < 2^40; kind 'f':
+-- add_item adds one item unless seen; kind KIND_ID: a is an ID < 2^40; KIND_FP:
 -- a and b are the fingerprint's x and member. e is its pending entry.
 local function add_item(kind, a, b, e)
-  if kind == 'i' then
+  if kind == KIND_ID then
     local id = tonumber(a)
     if not id_mark(id) then return 0 end
     if e == a then push_id(id) else PUSH[#PUSH + 1] = e end
