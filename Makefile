@@ -66,9 +66,13 @@ fuzz: redis-server
 fuzz-smoke:
 	$(MAKE) fuzz FUZZTIME=20s
 
+## lint: gofmt, go vet, and both go.mod files tidy (no direct requirement
+## left marked // indirect)
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) mod tidy -diff
+	cd bench && $(GO) mod tidy -diff
 
 ## demo: a real crawl of the shipped fixture site (memory tracker, file saver)
 demo: build
