@@ -120,8 +120,8 @@ func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg
 	if tr == nil || sc == nil || sv == nil || fe == nil {
 		return nil, errors.New("manager: tracker, scraper, saver and fetcher are all required")
 	}
-	if cfg.Worker == "" {
-		return nil, errors.New("manager: a worker name is required")
+	if err := tracker.ValidateWorker(cfg.Worker); err != nil {
+		return nil, fmt.Errorf("manager: %w", err)
 	}
 	cfg = cfg.withDefaults()
 	return &Manager{tr: tr, sc: sc, sv: sv, fe: fe, cfg: cfg, log: cfg.Logger.With("worker", cfg.Worker),

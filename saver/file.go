@@ -82,6 +82,9 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Dir == "" {
 		return nil, configErr("saver.dir", "empty directory")
 	}
+	if err := validWorker(cfg.Worker); err != nil {
+		return nil, err
+	}
 	tmpl := cfg.Name
 	switch cfg.Layout {
 	case "", "mirror":

@@ -164,12 +164,12 @@ func TestFileFlatTemplates(t *testing.T) {
 	p := &saver.Page{Key: "https://example.org/a/b?q=1", URL: "https://example.org/a/b?q=1"}
 	for _, c := range []struct{ name, want string }{
 		{"{id}", "https:%2F%2Fexample.org%2Fa%2Fb%3Fq=1"},
-		{"{crawl}/{worker}/{sha256}.html", "c/w%2F1/" + sha256Hex(p.Key) + ".html"},
+		{"{crawl}/{worker}/{sha256}.html", "c/w-1/" + sha256Hex(p.Key) + ".html"},
 		{"/{host}//{path}", "example.org/a/b%3Fq=1"},
 		{"../{host}/./x", "%2E%2E/example.org/%2E/x"},
 		{"{{literal}}-{id}", "{literal}-https:%2F%2Fexample.org%2Fa%2Fb%3Fq=1"},
 	} {
-		s, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: c.name, Crawl: "c", Worker: "w/1"})
+		s, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: c.name, Crawl: "c", Worker: "w-1"})
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -238,7 +238,7 @@ func TestFileStaysInside(t *testing.T) {
 	for _, layout := range []string{"mirror", "flat"} {
 		sandbox := t.TempDir()
 		dir := filepath.Join(sandbox, "out")
-		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "../c", Worker: "../../w"})
+		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "../c", Worker: "w"})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -29,7 +29,7 @@ func FuzzFilePath(f *testing.F) {
 	dir := f.TempDir()
 	savers := map[string]*saver.File{}
 	for _, c := range []struct{ layout, name string }{{"mirror", ""}, {"flat", "{id}"}, {"flat", "{host}/{path}/{crawl}-{worker}"}} {
-		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: c.layout, Name: c.name, Crawl: "..", Worker: "../x"})
+		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: c.layout, Name: c.name, Crawl: "..", Worker: "x"})
 		if err != nil {
 			f.Fatal(err)
 		}

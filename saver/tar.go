@@ -77,6 +77,9 @@ func NewTar(cfg TarConfig) (*Tar, error) {
 	if cfg.Path == "" {
 		return nil, configErr("saver.path", "empty archive path")
 	}
+	if err := validWorker(cfg.Worker); err != nil {
+		return nil, err
+	}
 	pt, err := parseTemplate("saver.path", cfg.Path, []string{"worker", "crawl"})
 	if err != nil {
 		return nil, err

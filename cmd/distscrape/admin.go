@@ -31,6 +31,11 @@ func requeueCommand() *cli.Command {
 			if c.String("worker") != "" && c.Bool("failed") {
 				return usagef("--worker and --failed are exclusive")
 			}
+			if c.IsSet("worker") {
+				if err := tracker.ValidateWorker(c.String("worker")); err != nil {
+					return usagef("--worker: %w", err)
+				}
+			}
 			tr, err := adminTracker(c, "requeue")
 			if err != nil {
 				return err

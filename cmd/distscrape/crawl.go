@@ -28,7 +28,7 @@ func crawlCommand() *cli.Command {
 Example:
    distscrape crawl -c examples/mirror.yaml`,
 		Flags: []cli.Flag{configFlag,
-			&cli.StringFlag{Name: "id", Usage: "worker `NAME` (default hostname-pid)"},
+			idFlag,
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
 		},
 		Action: func(c *cli.Context) error { return runWorker(c, true) },
@@ -44,7 +44,7 @@ A worker that dies loses nothing: its leases expire and go back to the queue.
 Example:
    distscrape worker -c fleet.yaml --id scraper-07`,
 		Flags: []cli.Flag{configFlag,
-			&cli.StringFlag{Name: "id", Usage: "worker `NAME` (default hostname-pid)"},
+			idFlag,
 			&cli.BoolFlag{Name: "exit-when-done", Value: true, Usage: "exit once the crawl is done (false: keep polling for new work)"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
 		},
@@ -52,10 +52,30 @@ Example:
 	}
 }
 
+var idFlag = &cli.StringFlag{Name: "id", EnvVars: []string{"DISTSCRAPE_ID"},
+	Usage: "worker `NAME`: letters, digits, '.', '-', '_' (default hostname-pid)"}
+
+// workerName is --id (or DISTSCRAPE_ID), checked by the one rule of
+// tracker.ValidateWorker before the name reaches a file, key or log.
+func workerName(c *cli.Context) (string, error) {
+	name := c.String("id")
+	if name == "" && !c.IsSet("id") {
+		return defaultWorkerID(), nil
+	}
+	if err := tracker.ValidateWorker(name); err != nil {
+		return "", usagef("--id: %w", err)
+	}
+	return name, nil
+}
+
 // runWorker is crawl (one process, exits when done) and worker (one of a fleet).
 func runWorker(c *cli.Context, single bool) error {
 	if c.NArg() > 0 {
 		return usagef("unexpected arguments %q (items go to `distscrape seed`)", c.Args().Slice())
+	}
+	worker, err := workerName(c)
+	if err != nil {
+		return err
 	}
 	cfg, err := loadConfig(c)
 	if err != nil {
@@ -67,10 +87,6 @@ func runWorker(c *cli.Context, single bool) error {
 		if err := requireShared(cfg, "worker"); err != nil {
 			return err
 		}
-	}
-	worker := c.String("id")
-	if worker == "" {
-		worker = defaultWorkerID()
 	}
 	log = log.With("crawl", cfg.Crawl)
 

@@ -32,7 +32,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return nil, err
 	}
 	// A mistyped override would silently do nothing: say so.
-	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
+	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_ID", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
 		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
 	}
 	return cfg, nil
@@ -143,5 +143,9 @@ func defaultWorkerID() string {
 		}
 		return '-'
 	}, h)
+	// A valid worker name (tracker.ValidateWorker) whatever the host is called.
+	if h = strings.TrimLeft(h, ".-"); h == "" {
+		h = "worker"
+	}
 	return fmt.Sprintf("%s-%d", h, os.Getpid())
 }

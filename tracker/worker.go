@@ -1,0 +1,36 @@
+package tracker
+
+import (
+	"errors"
+	"fmt"
+)
+
+// ErrBadWorker is wrapped by every error of ValidateWorker.
+var ErrBadWorker = errors.New("tracker: bad worker name")
+
+// MaxWorkerLen is the longest worker name, in bytes.
+const MaxWorkerLen = 128
+
+// ValidateWorker checks a worker name. The name is used as it is in file
+// and archive names, Redis keys and logs, so it is restricted once, here,
+// rather than escaped differently by each: letters, digits, '.', '-' and
+// '_'; not starting with '.' (".", ".." and hidden names would escape or
+// clash in a directory) or '-' (read as a flag); 1 to MaxWorkerLen bytes.
+func ValidateWorker(name string) error {
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrBadWorker, name, why) }
+	switch {
+	case name == "":
+		return bad("empty")
+	case len(name) > MaxWorkerLen:
+		return fmt.Errorf("%w: %d bytes, at most %d", ErrBadWorker, len(name), MaxWorkerLen)
+	case name[0] == '.' || name[0] == '-':
+		return bad("must not start with '.' or '-'")
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return bad(fmt.Sprintf("byte %d is %q; use letters, digits, '.', '-' and '_'", i, c))
+		}
+	}
+	return nil
+}
