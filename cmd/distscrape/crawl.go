@@ -88,6 +88,15 @@ func runWorker(c *cli.Context, single bool) error {
 			return err
 		}
 	}
+	// Bind the metrics address before any work: a port in use is a bad
+	// config, not something to find out after the crawl.
+	var metricsLn net.Listener
+	if cfg.Metrics.Addr != "" {
+		if metricsLn, err = net.Listen("tcp", cfg.Metrics.Addr); err != nil {
+			return usagef("metrics.addr: %w", err)
+		}
+		defer metricsLn.Close()
+	}
 	log = log.With("crawl", cfg.Crawl)
 
 	tr, err := joinCrawl(ctx, cfg, log)
@@ -112,13 +121,13 @@ func runWorker(c *cli.Context, single bool) error {
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
 	}
 	var metricsErr chan error
-	if cfg.Metrics.Addr != "" {
+	if metricsLn != nil {
 		m := metrics.New(cfg.Crawl, worker, tr.Stats)
 		mcfg.Observer = m
 		metricsErr = make(chan error, 1)
 		mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
 		defer stopMetrics()
-		go func() { metricsErr <- m.Serve(mctx, cfg.Metrics.Addr, log) }()
+		go func() { metricsErr <- m.Serve(mctx, metricsLn, log) }()
 	}
 	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
 	if err != nil {
@@ -146,6 +155,15 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	st, stErr := tr.Stats(closeCtx)
 	printSummary(os.Stdout, cfg, worker, sum, st, stErr, ctx.Err() != nil)
+	var stop signalStop
+	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
+		switch {
+		case stErr != nil:
+			return stoppedError{sig: stop.sig}
+		case st.Pending+st.Leased+st.Delayed > 0:
+			return stoppedError{sig: stop.sig, left: &st}
+		}
+	}
 	return runErr
 }
 

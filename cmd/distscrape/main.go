@@ -16,6 +16,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Exit codes (DESIGN.md "Command line").
@@ -42,16 +43,49 @@ func main() {
 	os.Exit(code)
 }
 
+// signalStop is the cause of the context's end when a signal stopped us.
+type signalStop struct{ sig syscall.Signal }
+
+func (s signalStop) Error() string { return "stopped by " + signalName(s.sig) }
+
+func signalName(sig syscall.Signal) string {
+	if sig == syscall.SIGINT {
+		return "SIGINT"
+	}
+	return "SIGTERM"
+}
+
+// stoppedError is a worker stopped by a signal before the crawl was done:
+// exit 128+signal (130 for SIGINT, 143 for SIGTERM), as shells report it,
+// so that a script can tell it from a finished crawl (0).
+type stoppedError struct {
+	sig  syscall.Signal
+	left *tracker.Stats // nil when the tracker could not say
+}
+
+func (e stoppedError) Error() string {
+	left := ""
+	if e.left != nil {
+		left = fmt.Sprintf(" (%d pending, %d leased, %d delayed)", e.left.Pending, e.left.Leased, e.left.Delayed)
+	}
+	return fmt.Sprintf("%s before the crawl was done%s; run again to continue", signalStop{e.sig}, left)
+}
+
+func (e stoppedError) ExitCode() int { return 128 + int(e.sig) }
+
 func run(args []string, stdin *os.File) int {
 	// The first SIGINT/SIGTERM asks for a graceful stop; a second one exits at once.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	defer cancel(nil)
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(ch)
 	go func() {
-		<-ctx.Done()
-		stop() // restore default handling...
-		ch := make(chan os.Signal, 1)
-		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-		<-ch // ...but exit with our own message and code
+		sig := <-ch
+		if s, ok := sig.(syscall.Signal); ok {
+			cancel(signalStop{s})
+		}
+		<-ch // exit with our own message and code
 		fmt.Fprintln(os.Stderr, "distscrape: second signal, exiting at once")
 		os.Exit(exitRuntime)
 	}()

@@ -4,13 +4,12 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 )
@@ -32,29 +31,21 @@ func TestServeExposesFetchesAndQueues(t *testing.T) {
 	m.ObserveFetch("ok", 24, 10*time.Millisecond)
 	m.ObserveFetch("final", 0, 0)
 
-	port, err := redistest.FreePort()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
 	sctx, stop := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- m.Serve(sctx, addr, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
-	var body string
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		resp, err := http.Get("http://" + addr + "/metrics")
-		if err == nil {
-			b, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			body = string(b)
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("metrics never served: %v", err)
-		}
-		time.Sleep(10 * time.Millisecond)
+	go func() { served <- m.Serve(sctx, ln, slog.New(slog.NewTextHandler(io.Discard, nil))) }()
+	// The listener is bound already: the first request is served.
+	resp, err := http.Get("http://" + ln.Addr().String() + "/metrics")
+	if err != nil {
+		t.Fatalf("metrics not served: %v", err)
 	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	body := string(b)
 	for _, want := range []string{
 		`distscrape_pages_total{crawl="crawl1",outcome="ok",worker="w"} 2`,
 		`distscrape_pages_total{crawl="crawl1",outcome="final",worker="w"} 1`,

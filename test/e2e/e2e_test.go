@@ -303,18 +303,47 @@ func TestKilledWorkerLosesNothing(t *testing.T) {
 	}
 }
 
-func TestSIGTERMLeavesNoLease(t *testing.T) {
-	site, cmd, cfg, dir := slowFleetCrawl(t, "5m") // a long TTL: only a clean stop frees the leases
-	w := startMidCrawl(t, cmd, cfg, "stopped")
-	w.Signal(syscall.SIGTERM)
-	if r := w.Wait(t, 30*time.Second); r.Code != 0 || !strings.Contains(r.Stdout, "stopped by signal") {
-		t.Fatalf("worker after SIGTERM: %s", r)
+// A signal stops a worker cleanly (no lease left behind) with the shell's
+// code for it, 128+signal, so that a script can tell "stopped before done"
+// from a finished crawl.
+func TestSignalLeavesNoLease(t *testing.T) {
+	for _, tc := range []struct {
+		sig  syscall.Signal
+		code int
+		says string
+	}{
+		{syscall.SIGTERM, 143, "stopped by SIGTERM before the crawl was done"},
+		{syscall.SIGINT, 130, "stopped by SIGINT before the crawl was done"},
+	} {
+		t.Run(tc.sig.String(), func(t *testing.T) {
+			site, cmd, cfg, dir := slowFleetCrawl(t, "5m") // a long TTL: only a clean stop frees the leases
+			w := startMidCrawl(t, cmd, cfg, "stopped")
+			w.Signal(tc.sig)
+			if r := w.Wait(t, 30*time.Second); r.Code != tc.code || !strings.Contains(r.Stdout, "stopped by signal") || !strings.Contains(r.Stderr, tc.says) {
+				t.Fatalf("worker after %v: want exit %d and %q: %s", tc.sig, tc.code, tc.says, r)
+			}
+			if st := status(t, cmd, cfg); st.Leased != 0 {
+				t.Fatalf("status after %v %+v: leases left behind", tc.sig, st)
+			}
+			if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "rerun"); r.Code != 0 {
+				t.Fatalf("rerun: %s", r)
+			}
+			mirrorFiles(t, filepath.Join(dir, "out"), site)
+		})
 	}
-	if st := status(t, cmd, cfg); st.Leased != 0 {
-		t.Fatalf("status after SIGTERM %+v: leases left behind", st)
+}
+
+// A signal to a worker whose crawl is done (one that keeps polling) is a
+// normal end: exit 0.
+func TestSignalAfterDoneExitsZero(t *testing.T) {
+	site, cmd, cfg, _ := slowFleetCrawl(t, "5m")
+	w := cmd.Start(t, "worker", "-c", cfg, "--id", "poller", "--exit-when-done=false")
+	testbin.WaitFor(t, time.Minute, "the crawl to be done", func() bool {
+		st := status(t, cmd, cfg)
+		return st.Done == int64(len(site.Pages())) && st.Pending+st.Leased+st.Delayed == 0
+	})
+	w.Signal(syscall.SIGINT)
+	if r := w.Wait(t, 30*time.Second); r.Code != 0 {
+		t.Fatalf("worker after SIGINT on a done crawl: %s", r)
 	}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "rerun"); r.Code != 0 {
-		t.Fatalf("rerun: %s", r)
-	}
-	mirrorFiles(t, filepath.Join(dir, "out"), site)
 }
