@@ -9,18 +9,22 @@ import (
 	"github.com/distscrape/distscrape/internal/urlnorm"
 )
 
-// hostSet is the scope's hosts: an entry with a port matches that
-// host:port only (the scheme's default port when the URL names none);
-// without, any port; "*.example.org" matches example.org and its
-// subdomains. An empty set matches every host.
+// hostSet is the scope's hosts. An entry of scope.hosts with a port
+// matches that host:port only (the scheme's default port when the URL names
+// none); without, any port; "*.example.org" matches example.org and its
+// subdomains. With no scope.hosts, the seeds' hosts AND ports are the scope:
+// a seed with an explicit port allows that port only, one without allows the
+// default ports (80 for http, 443 for https) only, never another port of
+// the same host. An empty set (prefixes only) matches every host.
 type hostSet struct {
-	any      map[string]bool // host name, any port
-	ports    map[string]bool // net.JoinHostPort(name, port)
-	suffixes []string        // ".example.org"
+	any         map[string]bool // host name, any port
+	ports       map[string]bool // net.JoinHostPort(name, port)
+	defaultPort map[string]bool // host name, when the URL names no port (after normalisation)
+	suffixes    []string        // ".example.org"
 }
 
 func newHostSet(hosts, seeds []string) (hostSet, error) {
-	hs := hostSet{any: make(map[string]bool), ports: make(map[string]bool)}
+	hs := hostSet{any: make(map[string]bool), ports: make(map[string]bool), defaultPort: make(map[string]bool)}
 	if len(hosts) == 0 {
 		for i, s := range seeds {
 			n, err := urlnorm.Normalize(s)
@@ -31,7 +35,7 @@ func newHostSet(hosts, seeds []string) (hostSet, error) {
 			if p := u.Port(); p != "" {
 				hs.ports[net.JoinHostPort(u.Hostname(), p)] = true // the seed's port only
 			} else {
-				hs.any[u.Hostname()] = true
+				hs.defaultPort[u.Hostname()] = true
 			}
 		}
 		return hs, nil
@@ -68,11 +72,11 @@ func newHostSet(hosts, seeds []string) (hostSet, error) {
 }
 
 func (hs hostSet) match(u *url.URL) bool {
-	if len(hs.any) == 0 && len(hs.ports) == 0 && len(hs.suffixes) == 0 {
+	if len(hs.any) == 0 && len(hs.ports) == 0 && len(hs.defaultPort) == 0 && len(hs.suffixes) == 0 {
 		return true
 	}
 	name := u.Hostname()
-	if hs.any[name] {
+	if hs.any[name] || (hs.defaultPort[name] && u.Port() == "") {
 		return true
 	}
 	if len(hs.ports) > 0 {

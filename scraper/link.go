@@ -23,13 +23,19 @@ const DefaultMaxLinks = 10000
 // a request.
 var ErrBadItem = errors.New("scraper: bad item")
 
+// ErrNoScope is returned by NewLink for a config with no seeds, no hosts and
+// no prefixes: the scope would be every host on the web, which no crawl
+// wants by accident (a fleet seeded with `distscrape seed` once followed
+// links anywhere).
+var ErrNoScope = errors.New("scraper: no scope")
+
 // LinkConfig configures the link scraper (internal/config's scraper and
 // scraper.scope sections). Zero fields take the defaults noted.
 type LinkConfig struct {
 	LinkRegex    string        // "" = DefaultLinkRegex (href and src attributes)
 	Seeds        []string      // their hosts are the default Hosts
-	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds'; none and no seeds = any host
-	Prefixes     []string      // URL prefixes a link must start with; none = any
+	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds' hosts and ports
+	Prefixes     []string      // URL prefixes a link must start with; none = any; no seeds, hosts or prefixes is ErrNoScope
 	ExcludeRegex string        // links matching it are not followed
 	MaxDepth     int           // hops from a seed; 0 = unlimited
 	RegexTimeout time.Duration // per match; default DefaultRegexTimeout
@@ -39,6 +45,10 @@ type LinkConfig struct {
 	SortQuery    bool         // normalise URLs with sorted query parameters
 	Logger       *slog.Logger // default slog.Default()
 }
+
+// NoScopeHint says what to do about ErrNoScope; config validation uses it too.
+const NoScopeHint = "a link crawl without scraper.seeds (seeded by `distscrape seed`) needs scraper.scope.hosts " +
+	"(or scraper.scope.prefixes): links are never followed to every host"
 
 // Link is the link scraper (site mirroring): items are URLs; links found in
 // a page are resolved, normalised, scoped and returned one level deeper.
@@ -96,6 +106,9 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 			return nil, fmt.Errorf("scraper.scope.prefixes[%d]: %w", i, err)
 		}
 		l.prefixes = append(l.prefixes, n)
+	}
+	if len(cfg.Seeds) == 0 && len(cfg.Hosts) == 0 && len(cfg.Prefixes) == 0 {
+		return nil, fmt.Errorf("scraper.scope.hosts: %w: %s", ErrNoScope, NoScopeHint)
 	}
 	return l, nil
 }

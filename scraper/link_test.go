@@ -56,9 +56,9 @@ func TestLinkScrape(t *testing.T) {
 		{name: "src, uppercase, spaces, dedup, self",
 			body: `<IMG SRC = "a.png"><script src='a.png'></script><a HREF=b.html><a href="page.html"><a data-href="/no"><a xhref="/no2">`,
 			want: []string{"http://example.org/dir/a.png", "http://example.org/dir/b.html"}},
-		{name: "other hosts are out of scope",
-			body: `<a href="http://elsewhere.net/">x</a><a href="https://example.org/s">y</a><a href="http://example.org:8080/p">z</a>`,
-			want: []string{"https://example.org/s", "http://example.org:8080/p"}},
+		{name: "other hosts and ports are out of scope", // the seed's host and port; http and https of it alike
+			body: `<a href="http://elsewhere.net/">x</a><a href="https://example.org/s">y</a><a href="http://example.org:8080/p">z</a><a href="http://example.org:80/d">d</a>`,
+			want: []string{"https://example.org/s", "http://example.org/d"}},
 		{name: "wildcard hosts", cfg: LinkConfig{Hosts: []string{"*.example.org"}},
 			body: `<a href="http://a.example.org/">x</a><a href="http://badexample.org/">y</a><a href="http://example.org/z">z</a>`,
 			want: []string{"http://a.example.org/", "http://example.org/z"}},

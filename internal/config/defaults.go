@@ -1,8 +1,6 @@
 package config
 
 import (
-	"net/url"
-	"strings"
 	"time"
 )
 
@@ -48,10 +46,9 @@ func (c *Config) ApplyDefaults() {
 	s := &c.Scraper
 	setStr(&s.Kind, "link")
 	if s.Kind == "link" {
+		// No default for scope.hosts here: the scraper derives it from the
+		// seeds (host and port), one rule in one place.
 		setStr(&s.LinkRegex, DefaultLinkRegex)
-		if len(s.Scope.Hosts) == 0 {
-			s.Scope.Hosts = seedHosts(s.Seeds)
-		}
 	}
 	if len(s.Validate.Status) == 0 {
 		s.Validate.Status = []int{200}
@@ -97,25 +94,6 @@ func (c *Config) ApplyDefaults() {
 
 	setStr(&c.Log.Level, "info")
 	setStr(&c.Log.Format, "text")
-}
-
-// seedHosts lists the distinct host names of the seed URLs, lower-cased,
-// without ports. Unparsable seeds are skipped here; Validate reports them.
-func seedHosts(seeds []string) []string {
-	var hosts []string
-	seen := map[string]bool{}
-	for _, s := range seeds {
-		u, err := url.Parse(s)
-		if err != nil || u.Hostname() == "" {
-			continue
-		}
-		h := strings.ToLower(u.Hostname())
-		if !seen[h] {
-			seen[h] = true
-			hosts = append(hosts, h)
-		}
-	}
-	return hosts
 }
 
 func setStr(p *string, d string) {

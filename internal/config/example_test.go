@@ -28,6 +28,7 @@ func ExampleConfig_Redacted() {
 	cfg, err := config.Parse([]byte(`
 crawl: fleet
 tracker: {kind: redis, url: "redis://worker:hunter2@10.0.0.5:6379/0"}
+scraper: {scope: {hosts: [example.org]}}
 fetch: {headers: {Authorization: "Bearer abc"}}
 `), "fleet.yaml")
 	if err != nil {

@@ -85,7 +85,7 @@ func TestDefaults(t *testing.T) {
 		{"tracker.backoff.max", c.Tracker.Backoff.Max, time.Hour},
 		{"scraper.kind", c.Scraper.Kind, "link"},
 		{"scraper.link_regex", c.Scraper.LinkRegex, DefaultLinkRegex},
-		{"scraper.scope.hosts", c.Scraper.Scope.Hosts, []string{"example.org"}},
+		{"scraper.scope.hosts", c.Scraper.Scope.Hosts, []string(nil)}, // the scraper derives it from the seeds
 		{"scraper.validate.status", c.Scraper.Validate.Status, []int{200}},
 		{"scraper.regex_timeout", c.Scraper.RegexTimeout, time.Second},
 		{"scraper.max_links", c.Scraper.MaxLinks, 10000},
@@ -172,7 +172,6 @@ func TestEnvOverrides(t *testing.T) {
 	if c.Tracker.URL != env["DISTSCRAPE_TRACKER_URL"] || c.Tracker.Kind != "redis" || c.Fetch.Concurrency != 64 ||
 		c.Tracker.Backoff.Base != 2*time.Second || c.Fetch.MaxBody != MiB || *c.Fetch.Robots ||
 		!reflect.DeepEqual(c.Scraper.Seeds, []string{"https://a.org/", "https://b.org/"}) ||
-		!reflect.DeepEqual(c.Scraper.Scope.Hosts, []string{"a.org", "b.org"}) ||
 		!reflect.DeepEqual(c.Scraper.Validate.Status, []int{200, 204}) {
 		t.Fatalf("overrides not applied: %+v", c)
 	}

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/distscrape/distscrape/scraper"
 )
 
 var crawlNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -94,6 +96,9 @@ func (s *Scraper) validate(p *problems) {
 		}
 	}
 	checkRegex(p, "scraper.id_regex", s.IDRegex)
+	if s.Kind == "link" && len(s.Seeds) == 0 && len(s.Scope.Hosts) == 0 && len(s.Scope.Prefixes) == 0 {
+		p.add("scraper.scope.hosts", "%s", scraper.NoScopeHint)
+	}
 	for i, h := range s.Scope.Hosts {
 		checkHostPattern(p, "scraper.scope.hosts["+strconv.Itoa(i)+"]", h)
 	}

@@ -114,7 +114,7 @@ func fieldErrors(err error) []*FieldError {
 // TestAllProblemsAtOnce: one run reports every problem, each on its line.
 func TestAllProblemsAtOnce(t *testing.T) {
 	t.Parallel()
-	src := "crawl: x\ntracker:\n  kind: nope\n  batch: 0\n  lease_tll: 1s\nfetch:\n  concurrency: -3\n"
+	src := "crawl: x\ntracker:\n  kind: nope\n  batch: 0\n  lease_tll: 1s\nfetch:\n  concurrency: -3\nscraper: {seeds: ['http://a.org/']}\n"
 	_, err := parse([]byte(src), "c.yaml", envOf(nil))
 	got := map[string]string{}
 	for _, fe := range fieldErrors(err) {
@@ -131,10 +131,34 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	}
 }
 
+// TestScopeRequired: a link crawl's scope is never every host by accident.
+func TestScopeRequired(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name, scraper string
+		ok            bool
+	}{
+		{"link without seeds", "{kind: link}", false},
+		{"link without seeds, empty lists", "{kind: link, seeds: [], scope: {hosts: [], prefixes: []}}", false},
+		{"link with seeds", "{kind: link, seeds: ['http://a.org/']}", true},
+		{"link with hosts", "{kind: link, scope: {hosts: [a.org]}}", true},
+		{"link with prefixes", "{kind: link, scope: {prefixes: ['http://a.org/docs/']}}", true},
+		{"id without seeds", "{kind: id, id_regex: '(\\d+)', download_url_fmt: 'http://a.org/{id}'}", true},
+	} {
+		_, err := parse([]byte("crawl: x\nscraper: "+c.scraper+"\n"), "c.yaml", envOf(nil))
+		if c.ok != (err == nil) {
+			t.Errorf("%s: %v, want ok=%v", c.name, err, c.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "scraper.scope.hosts: a link crawl without scraper.seeds")) {
+			t.Errorf("%s: %v does not name scraper.scope.hosts", c.name, err)
+		}
+	}
+}
+
 // TestValidateConstructed: Validate works on a Config built in code.
 func TestValidateConstructed(t *testing.T) {
 	t.Parallel()
-	c := &Config{Crawl: "x"}
+	c := &Config{Crawl: "x", Scraper: Scraper{Seeds: []string{"http://a.org/"}}}
 	c.ApplyDefaults()
 	if err := c.Validate(); err != nil {
 		t.Fatalf("defaults alone are invalid: %v", err)
