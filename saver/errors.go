@@ -3,8 +3,6 @@ package saver
 import (
 	"errors"
 	"fmt"
-
-	"github.com/distscrape/distscrape/tracker"
 )
 
 // Sentinel errors callers branch on.
@@ -23,19 +21,6 @@ var (
 
 func configErr(field, format string, a ...any) error {
 	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, a...), ErrConfig)
-}
-
-// validWorker checks a saver's worker name with the tracker's one rule (an
-// empty name is a library user's single anonymous worker). The error wraps
-// both ErrConfig and tracker.ErrBadWorker.
-func validWorker(name string) error {
-	if name == "" {
-		return nil
-	}
-	if err := tracker.ValidateWorker(name); err != nil {
-		return fmt.Errorf("worker: %w: %w", err, ErrConfig)
-	}
-	return nil
 }
 
 func checkPage(p *Page) error {

@@ -82,9 +82,6 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if cfg.Dir == "" {
 		return nil, configErr("saver.dir", "empty directory")
 	}
-	if err := validWorker(cfg.Worker); err != nil {
-		return nil, err
-	}
 	tmpl := cfg.Name
 	switch cfg.Layout {
 	case "", "mirror":
@@ -105,7 +102,11 @@ func NewFile(cfg FileConfig) (*File, error) {
 		return nil, fmt.Errorf("saver.dir %q: %w", cfg.Dir, err)
 	}
 	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{}}
-	wid := t.escape(cfg.Worker)
+	// The worker name is checked by the command and the manager
+	// (tracker.ValidateWorker; a saver imports no other distscrape package),
+	// and escaped here as one path element whatever it is: ".." or "." once
+	// made this directory every worker's, emptied below.
+	wid := t.escapeElem(cfg.Worker)
 	// Each worker has its own temporary directory, emptied at start: what is
 	// there was left by a crash of this worker and was never renamed into place.
 	f.tmpDir = filepath.Join(root, MetaDir, "tmp", wid)

@@ -75,9 +75,6 @@ type redisWrite struct {
 
 // NewRedis connects and pings the server.
 func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
-	if err := validWorker(cfg.Worker); err != nil {
-		return nil, err
-	}
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		// The parse error may quote the URL, password included.

@@ -97,9 +97,6 @@ type s3Batch struct {
 // NewS3 loads the AWS configuration and checks that the bucket exists and
 // the credentials may use it (HeadBucket).
 func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
-	if err := validWorker(cfg.Worker); err != nil {
-		return nil, err
-	}
 	if cfg.Bucket == "" {
 		return nil, configErr("saver.bucket", "no bucket")
 	}

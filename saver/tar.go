@@ -77,9 +77,6 @@ func NewTar(cfg TarConfig) (*Tar, error) {
 	if cfg.Path == "" {
 		return nil, configErr("saver.path", "empty archive path")
 	}
-	if err := validWorker(cfg.Worker); err != nil {
-		return nil, err
-	}
 	pt, err := parseTemplate("saver.path", cfg.Path, []string{"worker", "crawl"})
 	if err != nil {
 		return nil, err

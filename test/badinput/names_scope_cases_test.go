@@ -45,7 +45,7 @@ func workerNameCase(label, name string, env bool) hostile {
 	return hostile{
 		name: "worker name/" + how + "/" + label,
 		run: func(b *bench) testbin.Result {
-			site := startSite(b.t, fixturesite.Options{Pages: 5})
+			site := fixturesite.Start(b.t, fixturesite.Options{Pages: 5})
 			for _, f := range []string{"manifest-names-other.jsonl", "tmp/other/1"} {
 				p := filepath.Join(b.dir, "out", saver.MetaDir, f)
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -229,7 +229,7 @@ func namesScopeCases() []hostile {
 					b.t.Fatal(err)
 				}
 				b.t.Cleanup(func() { ln.Close() })
-				site := startSite(b.t, fixturesite.Options{Pages: 5})
+				site := fixturesite.Start(b.t, fixturesite.Options{Pages: 5})
 				cfg := b.config("crawl: metrics", b.memoryTracker(""), linkScraper(site.URL()+"/"),
 					"saver: {kind: file, dir: out}", "metrics: {addr: '"+ln.Addr().String()+"'}")
 				r := b.exec(time.Minute, "crawl", "-c", cfg, "--no-progress")
