@@ -16,7 +16,6 @@ import (
 type Client struct {
 	cfg     Config
 	tr      *http.Transport
-	hc      *http.Client
 	global  chan struct{} // Concurrency slots
 	hosts   *hostLimiter
 	robots  *robotsCache // nil when robots.txt is ignored
@@ -57,11 +56,6 @@ func New(cfg Config) (*Client, error) {
 		hosts:   newHostLimiter(cfg.PerHostConcurrency, cfg.PerHostRate),
 		headers: make(http.Header, len(cfg.Headers)),
 	}
-	// Redirects are followed by do, hop by hop, so that every hop passes the
-	// scope, robots.txt and per-host limits.
-	c.hc = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
-		return http.ErrUseLastResponse
-	}}
 	for k, v := range cfg.Headers {
 		c.headers.Set(k, v)
 	}
@@ -162,7 +156,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()
-	resp, err := c.hc.Do(req.WithContext(hctx))
+	resp, err := c.roundTrip(req.WithContext(hctx))
 	if err != nil {
 		return nil, nil, classify(ctx, u.Redacted(), causeOf(hctx, err))
 	}
@@ -175,7 +169,9 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 			drain(resp.Body)
 			next, err := redirectRequest(ctx, req, resp.StatusCode, loc)
 			if err != nil {
-				return nil, nil, &Error{reason: "bad redirect", final: true, URL: u.Redacted(), Err: err}
+				e := Final("bad redirect", err)
+				e.URL = u.Redacted()
+				return nil, nil, e
 			}
 			return nil, next, nil
 		}
@@ -201,6 +197,20 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		Body:        body,
 		FetchedAt:   time.Now(),
 	}, nil, nil
+}
+
+// roundTrip sends one request on the transport. Redirects are followed by
+// do, hop by hop, so that every hop passes the scope, robots.txt and
+// per-host limits; an http.Client is not used because it parses Location
+// itself, and a malformed one would come back as a (retryable) transport
+// error instead of a final "bad redirect".
+func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
+	if u := req.URL.User; u != nil && req.Header.Get("Authorization") == "" {
+		// As http.Client does: credentials in the URL become Basic auth.
+		pw, _ := u.Password()
+		req.SetBasicAuth(u.Username(), pw)
+	}
+	return c.tr.RoundTrip(req)
 }
 
 // causeOf prefers our timeout cause to the bare "context deadline exceeded".

@@ -11,20 +11,6 @@ import (
 	"time"
 )
 
-// ec2IPv6Metadata is AWS's IPv6 instance metadata address.
-var ec2IPv6Metadata = netip.MustParseAddr("fd00:ec2::254")
-
-// isMetadata reports whether a is a cloud metadata address: IPv4 link-local
-// 169.254.0.0/16 (AWS, GCP, Azure, ...) or fd00:ec2::254.
-func isMetadata(a netip.Addr) bool {
-	a = a.Unmap()
-	if a.Is4() {
-		b := a.As4()
-		return b[0] == 169 && b[1] == 254
-	}
-	return a.WithZone("") == ec2IPv6Metadata
-}
-
 // newDialer returns a dialer that refuses metadata addresses unless allowed.
 // The check runs in Control, after DNS resolution, on the address actually
 // dialed: a hostname that resolves to 169.254.169.254, or a redirect to
@@ -40,14 +26,6 @@ func newDialer(cfg Config) *net.Dialer {
 		}
 	}
 	return d
-}
-
-// literalMetadata reports whether u names a metadata address literally;
-// checked before a request so that it holds through a proxy too, which
-// resolves and dials on our behalf.
-func literalMetadata(u *url.URL) bool {
-	a, err := netip.ParseAddr(u.Hostname())
-	return err == nil && isMetadata(a)
 }
 
 // parseProxies validates the proxy URLs.

@@ -152,10 +152,21 @@ func outcomeServer(t *testing.T) *httptest_ {
 		w.Header().Set("Location", "http://out-of-scope.invalid/")
 		w.WriteHeader(http.StatusMovedPermanently)
 	})
+	mux.HandleFunc("/redir/nohost", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Location", "http:///x")
+		w.WriteHeader(http.StatusFound)
+	})
 	mux.HandleFunc("/redir/meta", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "http://169.254.169.254/latest/meta-data/")
 		w.WriteHeader(http.StatusTemporaryRedirect)
 	})
+	// Each a Location no URL parser accepts: a final "bad redirect".
+	for name, loc := range badLocations {
+		mux.HandleFunc("/redir/bad/"+name, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusFound)
+		})
+	}
 	mux.HandleFunc("/slowheaders", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers; the client gives up
 	})
@@ -179,6 +190,17 @@ func outcomeServer(t *testing.T) *httptest_ {
 	return &httptest_{newServer(t, mux)}
 }
 
+// badLocations are malformed Location values, one per way url.Parse fails.
+var badLocations = map[string]string{
+	"bad-escape":      "/a%zz",
+	"open-bracket":    "http://[::1/x",
+	"bad-port":        "http://127.0.0.1:port/",
+	"space-in-host":   "http://a b/",
+	"escape-in-host":  "http://%41/",
+	"colon-first":     "::",
+	"bad-zone-escape": "http://[fe80::1%25%zz]/",
+}
+
 // httptest_ is a started server with a URL helper.
 type httptest_ struct{ *httptest.Server }
 
@@ -197,14 +219,15 @@ func TestFetchOutcomes(t *testing.T) {
 	// The timeout cases get their own client with short timeouts.
 	cfg.Timeout, cfg.HeaderTimeout = 400*time.Millisecond, 300*time.Millisecond
 	short := newClient(t, cfg)
-	tests := []struct {
+	type test struct {
 		name, path string
 		wantBody   string // success: expected body prefix
 		final      bool
 		reason     string
 		sentinel   error
 		after      [2]time.Duration // RetryAfter range, inclusive
-	}{
+	}
+	tests := []test{
 		{name: "ok", path: "/ok", wantBody: "<html>"},
 		{name: "sniffed content type", path: "/nocontenttype", wantBody: "<html>"},
 		{name: "404 final", path: "/status/404", final: true, reason: "http 404", sentinel: ErrStatus},
@@ -231,8 +254,12 @@ func TestFetchOutcomes(t *testing.T) {
 		{name: "redirect to file", path: "/redir/file", final: true, reason: "bad scheme", sentinel: ErrScheme},
 		{name: "redirect out of scope", path: "/redir/out", final: true, reason: "redirect out of scope", sentinel: ErrOutOfScope},
 		{name: "redirect to metadata", path: "/redir/meta", final: true, reason: "metadata address", sentinel: ErrMetadata},
+		{name: "redirect to no host", path: "/redir/nohost", final: true, reason: "bad url", sentinel: ErrScheme},
 		{name: "header timeout", path: "/slowheaders", reason: "timeout", sentinel: ErrTimeout},
 		{name: "slow-drip body", path: "/drip", reason: "timeout", sentinel: ErrTimeout},
+	}
+	for name := range badLocations {
+		tests = append(tests, test{name: "malformed Location " + name, path: "/redir/bad/" + name, final: true, reason: "bad redirect"})
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

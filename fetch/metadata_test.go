@@ -1,0 +1,165 @@
+package fetch
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"testing"
+)
+
+// recordingProxy is an HTTP forward proxy on 127.0.0.1 that records the
+// target of every request and never forwards it (502): whatever reaches it
+// would have reached the target.
+type recordingProxy struct {
+	URL  string
+	mu   sync.Mutex
+	seen []string
+}
+
+func newRecordingProxy(t *testing.T) *recordingProxy {
+	p := &recordingProxy{}
+	p.URL = newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p.mu.Lock()
+		p.seen = append(p.seen, r.Method+" "+r.Host+r.URL.RequestURI())
+		p.mu.Unlock()
+		http.Error(w, "recording proxy: not forwarded", http.StatusBadGateway)
+	})).URL
+	return p
+}
+
+func (p *recordingProxy) Seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.seen...)
+}
+
+// metadataSpellings is the class of ways to write a metadata address in a
+// URL that a resolver or a proxy turns into that address.
+var metadataSpellings = []string{
+	"169.254.169.254",
+	"2852039166",          // one decimal number
+	"0xa9fea9fe",          // one hex number
+	"0XA9FEA9FE",          // upper case
+	"025177524776",        // one octal number
+	"0251.0376.0251.0376", // octal parts
+	"0xa9.0xfe.0xa9.0xfe", // hex parts
+	"0xa9.254.0251.0xfe",  // mixed
+	"169.254.43518",       // three parts
+	"169.16689662",        // two parts
+	"0251.0xfe.43518",     // three parts, mixed
+	"169.254.169.254.",    // trailing dot (absolute DNS name)
+	"0xa9fea9fe.",
+	"169.254.1.1", // anywhere in 169.254.0.0/16
+	"100.100.100.200",
+	"[fd00:ec2::254]",
+	"[fd00:0ec2:0000:0000:0000:0000:0000:0254]",
+	"[FD00:EC2::254]",
+	"[fd00:ec2::254%25eth0]",
+	"[::ffff:169.254.169.254]",
+	"[::ffff:a9fe:a9fe]",
+	"[::169.254.169.254]",        // IPv4-compatible
+	"[64:ff9b::169.254.169.254]", // NAT64
+	"metadata.google.internal",
+	"METADATA.GOOGLE.INTERNAL.",
+	"instance-data",
+}
+
+func TestParseIPv4Loose(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // "" = not an address
+	}{
+		{"2852039166", "169.254.169.254"},
+		{"0xa9fea9fe", "169.254.169.254"},
+		{"0251.0376.0251.0376", "169.254.169.254"},
+		{"169.254.43518", "169.254.169.254"},
+		{"0xa9.0xfe.0xa9.0xfe", "169.254.169.254"},
+		{"127.1", "127.0.0.1"},
+		{"0x", "0.0.0.0"},
+		{"0", "0.0.0.0"},
+		{"4294967295", "255.255.255.255"},
+		{"4294967296", ""},
+		{"256.1.1.1", ""},
+		{"1.2.3.256", ""},
+		{"1.2.65536", ""},
+		{"1.2.3.4.5", ""},
+		{"08", ""}, // not octal
+		{"0x1g", ""},
+		{"1..2", ""},
+		{"", ""},
+		{"+1", ""},
+		{"-1", ""},
+		{"1_000", ""},
+		{"example.org", ""},
+		{"1.2.3.example", ""},
+	}
+	for _, tt := range tests {
+		a, ok := parseIPv4Loose(tt.in)
+		got := ""
+		if ok {
+			got = a.String()
+		}
+		if got != tt.want {
+			t.Errorf("parseIPv4Loose(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// TestMetadataSpellingsRefused sends every spelling of a metadata address
+// directly and through a proxy: each is refused before any connection, and
+// the proxy never hears of it. A spelling of another address goes through.
+func TestMetadataSpellingsRefused(t *testing.T) {
+	proxy := newRecordingProxy(t)
+	clients := map[string]*Client{
+		"direct": newClient(t, Config{}),
+		"proxy":  newClient(t, Config{Proxies: []string{proxy.URL}}),
+	}
+	for path, c := range clients {
+		for _, host := range metadataSpellings {
+			t.Run(path+"/"+host, func(t *testing.T) {
+				_, err := get(t, c, "http://"+host+"/latest/meta-data/")
+				o := outcome(t, err)
+				if !o.Final() || o.Reason() != "metadata address" || !errors.Is(err, ErrMetadata) {
+					t.Fatalf("%v: final=%v reason=%q, want the metadata refusal", err, o.Final(), o.Reason())
+				}
+				var oe *net.OpError
+				if errors.As(err, &oe) {
+					t.Errorf("%v: refused by the dialer, want refused before any connection", err)
+				}
+			})
+		}
+	}
+	if seen := proxy.Seen(); len(seen) != 0 {
+		t.Fatalf("the proxy received %v", seen)
+	}
+	// Not every odd spelling is refused: 2130706433 is 127.0.0.1, a
+	// legitimate target, and it reaches the proxy.
+	_, err := get(t, clients["proxy"], "http://2130706433/x")
+	if o := outcome(t, err); o.Reason() != "http 502" {
+		t.Fatalf("127.0.0.1 spelled 2130706433 through the proxy: %v, want the proxy's 502", err)
+	}
+	if seen := proxy.Seen(); len(seen) != 1 {
+		t.Fatalf("the proxy received %v, want the one loopback request", seen)
+	}
+	// AllowMetadata lifts the refusal, for every spelling.
+	u := "http://0xa9fea9fe/"
+	allow := newClient(t, Config{AllowMetadata: true, Proxies: []string{proxy.URL}})
+	if _, err := get(t, allow, u); errors.Is(err, ErrMetadata) {
+		t.Fatalf("AllowMetadata: %v", err)
+	}
+}
+
+func TestIsMetadata(t *testing.T) {
+	for _, s := range []string{"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "64:ff9b::a9fe:a9fe", "100.100.100.200"} {
+		if !isMetadata(netip.MustParseAddr(s)) {
+			t.Errorf("isMetadata(%s) = false", s)
+		}
+	}
+	for _, s := range []string{"127.0.0.1", "10.0.0.1", "::1", "fd00:ec2::253", "169.253.255.255", "::ffff:127.0.0.1", "100.100.100.201"} {
+		if isMetadata(netip.MustParseAddr(s)) {
+			t.Errorf("isMetadata(%s) = true", s)
+		}
+	}
+}
