@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -75,9 +76,10 @@ func (c *Client) Close() {
 type options struct {
 	maxRedirects int
 	maxBody      int64
-	truncate     bool // robots.txt: keep the first maxBody bytes
-	scoped       bool // check Config.InScope on redirects
-	robots       bool // obey robots.txt
+	truncate     bool     // robots.txt: keep the first maxBody bytes
+	scoped       bool     // check Config.InScope on redirects
+	origin       *url.URL // robots.txt: redirects stay on this origin or its https upgrade
+	robots       bool     // obey robots.txt
 }
 
 // Fetch sends req and returns the page, its body read in full. Any failure
@@ -110,6 +112,10 @@ func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Respons
 		}
 		if hop > 0 && o.scoped && c.cfg.InScope != nil && !c.cfg.InScope(u) {
 			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(), Err: ErrOutOfScope}
+		}
+		if hop > 0 && o.origin != nil && !sameOrigin(o.origin, u) {
+			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(),
+				Err: fmt.Errorf("%w: robots.txt of %s redirects to another host", ErrOutOfScope, o.origin.Host)}
 		}
 		var delay time.Duration
 		if o.robots {
@@ -298,4 +304,30 @@ func mediaType(ct string, body []byte) string {
 		ct = ct[:i]
 	}
 	return strings.ToLower(strings.TrimSpace(ct))
+}
+
+// sameOrigin reports whether u is on origin's scheme, host and port, or is
+// its https upgrade (http://h → https://h, default ports): the only
+// redirects a robots.txt may take (RFC 9309 §2.3.1.2 lets a crawler follow
+// them; following one to another host would let any site make us request
+// any URL, an internal one included).
+func sameOrigin(origin, u *url.URL) bool {
+	if !strings.EqualFold(origin.Hostname(), u.Hostname()) {
+		return false
+	}
+	if origin.Scheme == u.Scheme {
+		return effectivePort(origin) == effectivePort(u)
+	}
+	return origin.Scheme == "http" && effectivePort(origin) == "80" && u.Scheme == "https" && effectivePort(u) == "443"
+}
+
+// effectivePort is u's port, or its scheme's default.
+func effectivePort(u *url.URL) string {
+	if p := u.Port(); p != "" {
+		return p
+	}
+	if u.Scheme == "https" {
+		return "443"
+	}
+	return "80"
 }

@@ -111,7 +111,9 @@ func (rc *robotsCache) entry(ctx context.Context, u *url.URL) (*robotsEntry, err
 
 // load fetches and parses key's robots.txt into e (RFC 9309 §2.3.1):
 // 2xx is parsed, 4xx (but 429) allows all, 5xx, 429 and network errors
-// disallow all for now.
+// disallow all for now. Redirects are followed up to 5 hops on the same
+// origin (or its https upgrade); one to another host is not requested and
+// counts as unavailable (allow all).
 func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 	log := rc.c.cfg.Logger
 	e.expires = time.Now().Add(rc.ttl)
@@ -120,9 +122,14 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 		e.all = true
 		return
 	}
-	resp, err := rc.c.do(ctx, req, options{maxRedirects: 5, maxBody: maxRobotsBody, truncate: true})
+	resp, err := rc.c.do(ctx, req, options{maxRedirects: 5, maxBody: maxRobotsBody, truncate: true, origin: req.URL})
 	var fe *Error
 	switch {
+	case errors.Is(err, ErrOutOfScope):
+		// Off-host: not followed, and taken as RFC 9309's "unavailable"
+		// (like a 4xx): the site gave us no rules for this host.
+		log.Warn("robots.txt redirects to another host, not followed; allowing all", "err", err)
+		e.all = true
 	case err == nil:
 		data, perr := robotstxt.FromBytes(resp.Body)
 		if perr != nil {
