@@ -18,7 +18,7 @@ import (
 type IDConfig struct {
 	IDRegex        string        // required: the first capture group, else the whole match, is an ID
 	DownloadURLFmt string        // required: URL with {id}, substituted escaped
-	RegexTimeout   time.Duration // per match; default DefaultRegexTimeout
+	RegexTimeout   time.Duration // regex budget per page (all its matching); default DefaultRegexTimeout
 	MaxLinks       int           // IDs kept per page; default DefaultMaxLinks
 	ContentTypes   []string      // media types scraped; default DefaultContentTypes
 	Validate       Validate
@@ -36,6 +36,7 @@ type ID struct {
 	inQuery  []bool   // whether the {id} after parts[i] is in the query
 	hosts    hostSet
 	maxLinks int
+	budget   time.Duration // regex time per page
 	types    contentTypes
 	valid    *validator
 	log      *slog.Logger
@@ -45,7 +46,7 @@ var _ Scraper = (*ID)(nil)
 
 // NewID compiles cfg. Errors name the config field.
 func NewID(cfg IDConfig) (*ID, error) {
-	s := &ID{maxLinks: cfg.MaxLinks, types: newContentTypes(cfg.ContentTypes), log: cfg.Logger}
+	s := &ID{maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes), log: cfg.Logger}
 	if s.maxLinks <= 0 {
 		s.maxLinks = DefaultMaxLinks
 	}
@@ -114,8 +115,15 @@ func (s *ID) InScope(u *url.URL) bool {
 }
 
 // Scrape validates resp and returns the new IDs it holds, deduplicated.
+// All its regex matching shares one budget (IDConfig.RegexTimeout).
 func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
-	if err := s.valid.check(resp); err != nil {
+	items, err := s.scrape(ctx, newBudget(s.budget), item, resp)
+	warnSpent(s.log, err, "id", item.Key)
+	return items, err
+}
+
+func (s *ID) scrape(ctx context.Context, b *budget, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
+	if err := s.valid.check(b, resp); err != nil {
 		return nil, err
 	}
 	if !s.types.match(resp.ContentType) {
@@ -124,7 +132,7 @@ func (s *ID) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response
 	seen := make(map[string]struct{}, 16)
 	var items []tracker.Item
 	dropped, tooLong := 0, 0
-	err := s.id.each(ctx, resp.Body, func(raw []byte) bool {
+	err := s.id.each(ctx, b, resp.Body, func(raw []byte) bool {
 		if len(items) >= s.maxLinks {
 			dropped++
 			return true

@@ -38,7 +38,7 @@ type LinkConfig struct {
 	Prefixes     []string      // URL prefixes a link must start with; none = any; no seeds, hosts or prefixes is ErrNoScope
 	ExcludeRegex string        // links matching it are not followed
 	MaxDepth     int           // hops from a seed; 0 = unlimited
-	RegexTimeout time.Duration // per match; default DefaultRegexTimeout
+	RegexTimeout time.Duration // regex budget per page (all its matching); default DefaultRegexTimeout
 	MaxLinks     int           // discovered items kept per page; default DefaultMaxLinks
 	ContentTypes []string      // media types scraped; default DefaultContentTypes
 	Validate     Validate
@@ -60,6 +60,7 @@ type Link struct {
 	prefixes []string
 	maxDepth int
 	maxLinks int
+	budget   time.Duration // regex time per page
 	types    contentTypes
 	valid    *validator
 	norm     urlnorm.Options
@@ -70,7 +71,7 @@ var _ Scraper = (*Link)(nil)
 
 // NewLink compiles cfg. Errors name the config field.
 func NewLink(cfg LinkConfig) (*Link, error) {
-	l := &Link{maxDepth: cfg.MaxDepth, maxLinks: cfg.MaxLinks, types: newContentTypes(cfg.ContentTypes),
+	l := &Link{maxDepth: cfg.MaxDepth, maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes),
 		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger}
 	if l.maxLinks <= 0 {
 		l.maxLinks = DefaultMaxLinks
@@ -134,10 +135,16 @@ func newGet(ctx context.Context, raw string) (*http.Request, error) {
 
 // InScope reports whether u may be crawled: an http(s) URL on an allowed
 // host, under an allowed prefix, not excluded. The fetcher uses it for
-// redirect hops too. Depth is checked by Scrape.
+// redirect hops too, each with a budget of its own. Depth is checked by
+// Scrape.
 func (l *Link) InScope(u *url.URL) bool {
 	n, nu, ok := normalized(l.norm, u)
-	return ok && l.hosts.match(nu) && l.inScopeString(n)
+	if !ok || !l.hosts.match(nu) {
+		return false
+	}
+	in, err := l.inScopeString(newBudget(l.budget), n)
+	// A timeout counts as out: when in doubt, stay out.
+	return in && err == nil
 }
 
 // normalized is u in normal form, as a string and parsed; the scope is
@@ -151,7 +158,9 @@ func normalized(o urlnorm.Options, u *url.URL) (string, *url.URL, bool) {
 	return n, nu, err == nil
 }
 
-func (l *Link) inScopeString(s string) bool {
+// inScopeString checks the prefixes and exclude_regex, the latter within
+// the page's budget b: running out of it is the page's regex timeout.
+func (l *Link) inScopeString(b *budget, s string) (bool, error) {
 	if len(l.prefixes) > 0 {
 		ok := false
 		for _, p := range l.prefixes {
@@ -161,22 +170,27 @@ func (l *Link) inScopeString(s string) bool {
 			}
 		}
 		if !ok {
-			return false
+			return false, nil
 		}
 	}
 	if l.exclude != nil {
-		// A timeout here counts as a match: when in doubt, stay out.
-		if m, err := l.exclude.match([]byte(s)); m || err != nil {
-			return false
-		}
+		m, err := l.exclude.match(b, []byte(s))
+		return !m && err == nil, err
 	}
-	return true
+	return true, nil
 }
 
 // Scrape validates resp and returns the in-scope links it holds, normalised
 // and deduplicated, at depth item.Depth+1 (none beyond MaxDepth).
+// All its regex matching shares one budget (LinkConfig.RegexTimeout).
 func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
-	if err := l.valid.check(resp); err != nil {
+	items, err := l.scrape(ctx, newBudget(l.budget), item, resp)
+	warnSpent(l.log, err, "url", item.Key)
+	return items, err
+}
+
+func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
+	if err := l.valid.check(b, resp); err != nil {
 		return nil, err
 	}
 	depth := item.Depth + 1
@@ -210,6 +224,7 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	seen := make(map[string]struct{}, 64)
 	var items []tracker.Item
 	dropped, tooLong := 0, 0
+	var scopeErr error
 	visit := func(raw []byte) bool {
 		if len(items) >= l.maxLinks {
 			dropped++
@@ -234,7 +249,12 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 			return true
 		}
 		seen[s] = struct{}{}
-		if !l.inScopeString(s) {
+		in, err := l.inScopeString(b, s)
+		if err != nil {
+			scopeErr = err
+			return false
+		}
+		if !in {
 			return true
 		}
 		items = append(items, tracker.Item{Key: s, Depth: depth})
@@ -242,8 +262,11 @@ func (l *Link) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Respon
 	}
 	if l.link == nil {
 		scanAttrs(resp.Body, l.syntax, visit)
-	} else if err := l.link.each(ctx, resp.Body, visit); err != nil {
+	} else if err := l.link.each(ctx, b, resp.Body, visit); err != nil {
 		return nil, err
+	}
+	if scopeErr != nil {
+		return nil, scopeErr
 	}
 	warnNotFollowed(l.log, "links", "url", item.Key, l.maxLinks, dropped, tooLong)
 	return items, nil

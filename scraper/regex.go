@@ -16,7 +16,8 @@ import (
 	"github.com/distscrape/distscrape/fetch"
 )
 
-// DefaultRegexTimeout bounds one regex match when the config sets none.
+// DefaultRegexTimeout is a page's regex budget (all its matching) when the
+// config sets none.
 const DefaultRegexTimeout = time.Second
 
 // RegexError is a regex from the config that does not compile; its message
@@ -43,7 +44,7 @@ func (e *RegexError) Unwrap() error { return e.Err }
 
 // CompileRegex compiles expr (Perl/.NET syntax, dlclark/regexp2) with a match
 // timeout (0: DefaultRegexTimeout). Errors name field; the config validator
-// uses it too.
+// uses it too. The scrapers run it within each page's budget instead.
 func CompileRegex(field, expr string, timeout time.Duration) (re *regexp2.Regexp, err error) {
 	defer func() {
 		// regexp2 has panicked on odd expressions; a bad config is an error.
@@ -64,13 +65,16 @@ func CompileRegex(field, expr string, timeout time.Duration) (re *regexp2.Regexp
 
 // matcher runs one configured regex over page bodies. Go's linear-time RE2
 // engine is used when the expression means the same there (see toRE2) and
-// starts with a literal; the backtracking regexp2 engine, bounded by its
-// timeout, otherwise.
+// starts with a literal; the backtracking regexp2 engine, bounded by the
+// page's regex budget, otherwise.
 type matcher struct {
-	field   string
-	timeout time.Duration
-	re2     *regexp.Regexp  // fast path; nil when not equivalent
-	rx      *regexp2.Regexp // always set: the reference semantics
+	field string
+	re2   *regexp.Regexp  // fast path; nil when not equivalent
+	rx    *regexp2.Regexp // always set: the reference semantics
+	// runs holds copies of rx, one per goroutine at a time: each call sets
+	// its copy's MatchTimeout to what is left of the page's budget, which
+	// a Regexp shared by concurrent scrapes could not take.
+	runs sync.Pool
 }
 
 func compileMatcher(field, expr string, timeout time.Duration) (*matcher, error) {
@@ -78,7 +82,7 @@ func compileMatcher(field, expr string, timeout time.Duration) (*matcher, error)
 	if err != nil {
 		return nil, err
 	}
-	m := &matcher{field: field, timeout: rx.MatchTimeout, rx: rx}
+	m := &matcher{field: field, rx: rx}
 	if tr, ok := toRE2(expr); ok {
 		// Go's engine is linear but, without a literal prefix to skip to,
 		// slower than regexp2 on large pages (see BenchmarkEngines): it is
@@ -95,15 +99,49 @@ func compileMatcher(field, expr string, timeout time.Duration) (*matcher, error)
 // ErrRegexTimeout is wrapped in the error of a page whose regex timed out.
 var ErrRegexTimeout = errors.New("scraper: regex timeout")
 
-func (m *matcher) timeoutError() error {
-	return fetch.Final("regex timeout", fmt.Errorf("%w: %s exceeded %v", ErrRegexTimeout, m.field, m.timeout))
+func (m *matcher) timeoutError(b *budget) error {
+	return fetch.Final("regex timeout", &timeoutError{field: m.field, budget: b.size})
+}
+
+// get returns a copy of rx for this goroutine; put gives it back.
+func (m *matcher) get() *regexp2.Regexp {
+	if rx, _ := m.runs.Get().(*regexp2.Regexp); rx != nil {
+		return rx
+	}
+	rx, err := regexp2.Compile(m.rx.String(), regexp2.None) // as CompileRegex
+	if err != nil {                                         // compiled once already: cannot happen
+		return m.rx
+	}
+	return rx
+}
+
+func (m *matcher) put(rx *regexp2.Regexp) {
+	if rx != m.rx {
+		m.runs.Put(rx)
+	}
+}
+
+// arm sets rx's timeout to what is left of b, or reports that b is spent.
+func (m *matcher) arm(rx *regexp2.Regexp, b *budget) bool {
+	left := b.left()
+	if left <= 0 {
+		return false
+	}
+	if rx != m.rx {
+		rx.MatchTimeout = left
+	}
+	return true
 }
 
 // each calls fn with the value of every match in body, in order: the first
 // capture group that took part in the match, else the whole match. fn
-// returns false to stop. A regex timeout is a final error.
-func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) (err error) {
+// returns false to stop. Running out of the page's budget b is a final
+// "regex timeout".
+func (m *matcher) each(ctx context.Context, b *budget, body []byte, fn func([]byte) bool) (err error) {
 	defer m.recoverPanic(&err)
+	if b.left() <= 0 {
+		return m.timeoutError(b)
+	}
 	if m.re2 != nil {
 		for _, loc := range m.re2.FindAllSubmatchIndex(body, -1) {
 			s, e := loc[0], loc[1]
@@ -119,10 +157,13 @@ func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) (
 		}
 		return nil
 	}
+	rx := m.get()
+	defer m.put(rx)
 	rs := getRunes(body)
 	defer putRunes(rs)
 	var match *regexp2.Match
-	match, err = m.rx.FindRunesMatch(rs.runes)
+	m.arm(rx, b)
+	match, err = rx.FindRunesMatch(rs.runes)
 	for n := 0; match != nil && err == nil; n++ {
 		if n%256 == 255 && ctx.Err() != nil {
 			return ctx.Err()
@@ -137,12 +178,15 @@ func (m *matcher) each(ctx context.Context, body []byte, fn func([]byte) bool) (
 		if !fn(body[rs.offs[g.Index]:rs.offs[g.Index+g.Length]]) {
 			return nil
 		}
-		match, err = m.rx.FindNextMatch(match)
+		if !m.arm(rx, b) {
+			return m.timeoutError(b)
+		}
+		match, err = rx.FindNextMatch(match)
 	}
 	if err != nil {
 		// regexp2's only run-time error is its timeout (its message quotes
 		// the whole input, so it is not wrapped).
-		return m.timeoutError()
+		return m.timeoutError(b)
 	}
 	return nil
 }
@@ -155,17 +199,23 @@ func (m *matcher) recoverPanic(err *error) {
 	}
 }
 
-// match reports whether body matches.
-func (m *matcher) match(body []byte) (ok bool, err error) {
+// match reports whether body matches, within the page's budget b.
+func (m *matcher) match(b *budget, body []byte) (ok bool, err error) {
 	defer m.recoverPanic(&err)
+	if b.left() <= 0 {
+		return false, m.timeoutError(b)
+	}
 	if m.re2 != nil {
 		return m.re2.Match(body), nil
 	}
+	rx := m.get()
+	defer m.put(rx)
+	m.arm(rx, b)
 	rs := getRunes(body)
 	defer putRunes(rs)
-	ok, err = m.rx.MatchRunes(rs.runes)
+	ok, err = rx.MatchRunes(rs.runes)
 	if err != nil {
-		return false, m.timeoutError()
+		return false, m.timeoutError(b)
 	}
 	return ok, nil
 }

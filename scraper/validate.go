@@ -43,12 +43,13 @@ func newValidator(v Validate, timeout time.Duration) (*validator, error) {
 	return out, nil
 }
 
-func (v *validator) check(resp *fetch.Response) error {
+// check validates resp, its regexes drawing on the page's budget b.
+func (v *validator) check(b *budget, resp *fetch.Response) error {
 	if len(v.status) > 0 && !slices.Contains(v.status, resp.Status) {
 		return fetch.Retry("validate status", 0, fmt.Errorf("%w: status %d not in %v", ErrValidation, resp.Status, v.status))
 	}
 	if v.must != nil {
-		ok, err := v.must.match(resp.Body)
+		ok, err := v.must.match(b, resp.Body)
 		if err != nil {
 			return err
 		}
@@ -57,7 +58,7 @@ func (v *validator) check(resp *fetch.Response) error {
 		}
 	}
 	if v.mustNo != nil {
-		ok, err := v.mustNo.match(resp.Body)
+		ok, err := v.mustNo.match(b, resp.Body)
 		if err != nil {
 			return err
 		}
