@@ -55,7 +55,9 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 				return strings.Replace(site, "127.0.0.1", "localhost", 1) + "/internal-admin?action=drop"
 			}},
 		{name: "on host, then off host", page: "/private/x",
-			location: func(string) string { return "/hop?to=" + url.QueryEscape(internalSrv.URL+"/internal-admin?action=drop") }},
+			location: func(string) string {
+				return "/hop?to=" + url.QueryEscape(internalSrv.URL+"/internal-admin?action=drop")
+			}},
 		{name: "same origin is followed", page: "/private/x", reason: "robots disallowed",
 			location: func(string) string { return "/real-robots.txt" }},
 	}
