@@ -287,14 +287,20 @@ func testFailBackoff(e *env) {
 	}
 }
 
-func testRetryAfter(e *env) {
+// testRetryAfter: a Retry-After longer than the backoff is honoured.
+func testRetryAfter(e *env) { retryAfterCase(e, backoffMax-time.Minute, backoffMax-time.Minute) }
+
+// testRetryAfterCapped: a Retry-After past BackoffMax (a hostile day) waits
+// BackoffMax only.
+func testRetryAfterCapped(e *env) { retryAfterCase(e, 24*time.Hour, backoffMax) }
+
+func retryAfterCase(e *env, retryAfter, want time.Duration) {
 	e.add("a")
-	retryAfter := 2 * backoffMax // longer than any backoff
 	e.fail(e.checkoutOne("w"), "HTTP 429", false, retryAfter)
-	e.expectDelayed("a", retryAfter)
+	e.expectDelayed("a", want)
 	e.clock.Advance(2 * time.Second)
 	if l := e.checkoutOne("w"); l.Key != "a" {
-		e.t.Fatalf("got %q after Retry-After, want a", l.Key)
+		e.t.Fatalf("Retry-After %v: got %q after %v, want a", retryAfter, l.Key, want)
 	}
 }
 

@@ -19,7 +19,8 @@
 //   - Requeue counts every item it moved, to pending or (attempts used up)
 //     to failed;
 //   - a retryable failure is delayed by Options.Backoff (within
-//     Options.BackoffBounds), at least the failure's RetryAfter; a delayed item
+//     Options.BackoffBounds), at least the failure's RetryAfter up to
+//     BackoffMax (a longer Retry-After waits BackoffMax); a delayed item
 //     that is due returns to pending through Requeue or Checkout;
 //   - Release gives the attempt back; an expired lease keeps it, and one that
 //     has used MaxAttempts goes to failed with the reason "lease expired";
@@ -82,6 +83,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"Extend", testExtend},
 		{"FailBackoff", testFailBackoff},
 		{"RetryAfter", testRetryAfter},
+		{"RetryAfterCapped", testRetryAfterCapped},
 		{"MaxAttempts", testMaxAttempts},
 		{"FinalFailure", testFinalFailure},
 		{"Release", testRelease},
