@@ -3,6 +3,7 @@ package tracker
 import (
 	"strconv"
 	"testing"
+	"time"
 )
 
 func TestNumericID(t *testing.T) {
@@ -72,8 +73,12 @@ func TestBackoffBounds(t *testing.T) {
 				t.Fatalf("attempt %d: Backoff = %v outside [%v, %v]", tt.attempt, d, lo, hi)
 			}
 		}
-		if d := o.Backoff(tt.attempt, 2*hi); d != 2*hi {
-			t.Errorf("attempt %d: Retry-After %v not respected: %v", tt.attempt, 2*hi, d)
+		// Retry-After is a floor, up to BackoffMax.
+		if d, want := o.Backoff(tt.attempt, 2*hi), min(2*hi, o.BackoffMax); d != want {
+			t.Errorf("attempt %d: Retry-After %v: %v, want %v", tt.attempt, 2*hi, d, want)
+		}
+		if d := o.Backoff(tt.attempt, 24*time.Hour); d != o.BackoffMax {
+			t.Errorf("attempt %d: Retry-After 24h: %v, want BackoffMax %v", tt.attempt, d, o.BackoffMax)
 		}
 	}
 }

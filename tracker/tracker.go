@@ -117,6 +117,9 @@ type Stats struct {
 	Failed  int64 `json:"failed"`
 	Added   int64 `json:"added"`   // distinct items ever added
 	Workers int64 `json:"workers"` // workers seen within the last lease TTL
+	// NextDue is when the first delayed item is due (zero: none delayed),
+	// so an operator can tell a crawl waiting on retries from a stuck one.
+	NextDue time.Time `json:"next_due,omitzero"`
 }
 
 // Tracker is the worker side of the work-item contract: what the crawl

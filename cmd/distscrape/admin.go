@@ -124,6 +124,10 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if rate != nil {
 		fmt.Fprintf(w, "%.1f items/s\n", *rate)
 	}
+	if st.Delayed > 0 && !st.NextDue.IsZero() {
+		fmt.Fprintf(w, "next retry due %s (in %s)\n", st.NextDue.Local().Format(time.DateTime),
+			max(time.Until(st.NextDue), 0).Round(time.Second))
+	}
 	return nil
 }
 

@@ -78,6 +78,7 @@ func Cleanup() {
 type Result struct {
 	Code           int
 	Stdout, Stderr string
+	MaxRSS         int64 // the process's peak resident set in bytes (Linux; 0 where unknown)
 }
 
 func (r Result) String() string {
@@ -177,6 +178,11 @@ func (p *Proc) Exited() bool {
 
 func (p *Proc) result() Result {
 	r := Result{Stdout: p.stdout.String(), Stderr: p.stderr.String()}
+	if ps := p.cmd.ProcessState; ps != nil {
+		if ru, ok := ps.SysUsage().(*syscall.Rusage); ok {
+			r.MaxRSS = int64(ru.Maxrss) << 10 // Linux reports KiB
+		}
+	}
 	var ee *exec.ExitError
 	switch {
 	case p.err == nil:

@@ -471,7 +471,12 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		}
 		workers++
 	}
+	var nextDue time.Time
+	if len(m.delayed) > 0 {
+		nextDue = m.delayed[0].due // the heap's minimum: O(1)
+	}
 	return tracker.Stats{
+		NextDue: nextDue,
 		Pending: int64(m.pending.len()) + m.rangeIDs,
 		Leased:  int64(len(m.leases)),
 		Delayed: int64(len(m.delayed)),

@@ -248,7 +248,7 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
-	if len(v) != 7 {
+	if len(v) != 8 {
 		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
 	n := make([]int64, len(v))
@@ -257,7 +257,11 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
 	}
-	return tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}, nil
+	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}
+	if n[7] > 0 {
+		s.NextDue = msTime(n[7])
+	}
+	return s, nil
 }
 
 // Done reports whether pending, leased and delayed are all empty.

@@ -238,7 +238,7 @@ func TestRedisLayout(t *testing.T) {
 	if got := b.getPending(); got[len(got)-1] != "\x031:0:10" {
 		t.Fatalf("pending tail = %q, want the discovery with depth 1", got[len(got)-1])
 	}
-	if s := b.stats(); s != (tracker.Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1}) {
+	if s := b.stats(); s != (tracker.Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1, NextDue: msTime(due)}) {
 		t.Fatalf("stats %+v", s)
 	}
 

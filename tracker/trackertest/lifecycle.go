@@ -296,7 +296,14 @@ func testRetryAfterCapped(e *env) { retryAfterCase(e, 24*time.Hour, backoffMax) 
 
 func retryAfterCase(e *env, retryAfter, want time.Duration) {
 	e.add("a")
-	e.fail(e.checkoutOne("w"), "HTTP 429", false, retryAfter)
+	l := e.checkoutOne("w")
+	if s := e.stats(); !s.NextDue.IsZero() {
+		e.t.Fatalf("NextDue %v with nothing delayed, want zero", s.NextDue)
+	}
+	e.fail(l, "HTTP 429", false, retryAfter)
+	if s, due := e.stats(), e.clock.Now().Add(want); !s.NextDue.Equal(due) {
+		e.t.Fatalf("NextDue %v, want %v (Retry-After %v)", s.NextDue, due, retryAfter)
+	}
 	e.expectDelayed("a", want)
 	e.clock.Advance(2 * time.Second)
 	if l := e.checkoutOne("w"); l.Key != "a" {
