@@ -27,7 +27,7 @@ type Config struct {
 	RobotsRetry        time.Duration // how long an unreachable robots.txt (5xx, network) disallows a host; default 1m
 	Headers            map[string]string
 	Proxies            []string // http://, https://, socks5:// URLs, rotated per request
-	AllowMetadata      bool     // allow cloud metadata addresses (169.254.0.0/16, fd00:ec2::254)
+	AllowMetadata      bool     // allow cloud metadata addresses (169.254.0.0/16, 100.100.100.200, fd00:ec2::254; see isMetadata)
 	// InScope decides whether a redirect may go to u; nil allows any
 	// http(s) URL. Non-http(s) targets are always refused.
 	InScope func(u *url.URL) bool
