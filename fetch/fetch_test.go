@@ -156,6 +156,12 @@ func outcomeServer(t *testing.T) *httptest_ {
 		w.Header().Set("Location", "http:///x")
 		w.WriteHeader(http.StatusFound)
 	})
+	for name, loc := range map[string]string{"hex": "http://0xa9fea9fe/", "dot": "http://169.254.169.254./", "mapped": "http://[::ffff:a9fe:a9fe]/"} {
+		mux.HandleFunc("/redir/meta-"+name, func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Location", loc)
+			w.WriteHeader(http.StatusFound)
+		})
+	}
 	mux.HandleFunc("/redir/meta", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "http://169.254.169.254/latest/meta-data/")
 		w.WriteHeader(http.StatusTemporaryRedirect)
@@ -254,6 +260,9 @@ func TestFetchOutcomes(t *testing.T) {
 		{name: "redirect to file", path: "/redir/file", final: true, reason: "bad scheme", sentinel: ErrScheme},
 		{name: "redirect out of scope", path: "/redir/out", final: true, reason: "redirect out of scope", sentinel: ErrOutOfScope},
 		{name: "redirect to metadata", path: "/redir/meta", final: true, reason: "metadata address", sentinel: ErrMetadata},
+		{name: "redirect to metadata in hex", path: "/redir/meta-hex", final: true, reason: "metadata address", sentinel: ErrMetadata},
+		{name: "redirect to metadata with a trailing dot", path: "/redir/meta-dot", final: true, reason: "metadata address", sentinel: ErrMetadata},
+		{name: "redirect to metadata IPv4-mapped", path: "/redir/meta-mapped", final: true, reason: "metadata address", sentinel: ErrMetadata},
 		{name: "redirect to no host", path: "/redir/nohost", final: true, reason: "bad url", sentinel: ErrScheme},
 		{name: "header timeout", path: "/slowheaders", reason: "timeout", sentinel: ErrTimeout},
 		{name: "slow-drip body", path: "/drip", reason: "timeout", sentinel: ErrTimeout},

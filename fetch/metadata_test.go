@@ -3,37 +3,9 @@ package fetch
 import (
 	"errors"
 	"net"
-	"net/http"
 	"net/netip"
-	"sync"
 	"testing"
 )
-
-// recordingProxy is an HTTP forward proxy on 127.0.0.1 that records the
-// target of every request and never forwards it (502): whatever reaches it
-// would have reached the target.
-type recordingProxy struct {
-	URL  string
-	mu   sync.Mutex
-	seen []string
-}
-
-func newRecordingProxy(t *testing.T) *recordingProxy {
-	p := &recordingProxy{}
-	p.URL = newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		p.mu.Lock()
-		p.seen = append(p.seen, r.Method+" "+r.Host+r.URL.RequestURI())
-		p.mu.Unlock()
-		http.Error(w, "recording proxy: not forwarded", http.StatusBadGateway)
-	})).URL
-	return p
-}
-
-func (p *recordingProxy) Seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.seen...)
-}
 
 // metadataSpellings is the class of ways to write a metadata address in a
 // URL that a resolver or a proxy turns into that address.
@@ -111,7 +83,7 @@ func TestParseIPv4Loose(t *testing.T) {
 // directly and through a proxy: each is refused before any connection, and
 // the proxy never hears of it. A spelling of another address goes through.
 func TestMetadataSpellingsRefused(t *testing.T) {
-	proxy := newRecordingProxy(t)
+	proxy := newRecorder(t, nil) // a proxy that never forwards
 	clients := map[string]*Client{
 		"direct": newClient(t, Config{}),
 		"proxy":  newClient(t, Config{Proxies: []string{proxy.URL}}),

@@ -4,44 +4,17 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 )
-
-// hitLog records the paths a server was asked for.
-type hitLog struct {
-	mu   sync.Mutex
-	hits []string
-}
-
-func (h *hitLog) add(p string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.hits = append(h.hits, p)
-}
-
-func (h *hitLog) count(prefix string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	n := 0
-	for _, p := range h.hits {
-		if strings.HasPrefix(p, prefix) {
-			n++
-		}
-	}
-	return n
-}
 
 // TestRobotsRedirectStaysOnHost: a robots.txt redirect is followed on its
 // own origin only; one to any other host (another port, another name for
 // the same machine, an internal service) is never requested, and counts as
 // "unavailable" (RFC 9309: allow all).
 func TestRobotsRedirectStaysOnHost(t *testing.T) {
-	var internal hitLog
-	internalSrv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		internal.add(r.URL.RequestURI())
+	internal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("User-agent: *\nDisallow: /\n"))
-	}))
+	})
 	tests := []struct {
 		name     string
 		location func(site string) string // where the site's /robots.txt redirects
@@ -49,24 +22,22 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 		reason   string // "" = fetched
 	}{
 		{name: "other port", page: "/private/x",
-			location: func(string) string { return internalSrv.URL + "/internal-admin?action=drop" }},
+			location: func(string) string { return internal.URL + "/internal-admin?action=drop" }},
 		{name: "other name, same port", page: "/private/x",
 			location: func(site string) string {
 				return strings.Replace(site, "127.0.0.1", "localhost", 1) + "/internal-admin?action=drop"
 			}},
 		{name: "on host, then off host", page: "/private/x",
 			location: func(string) string {
-				return "/hop?to=" + url.QueryEscape(internalSrv.URL+"/internal-admin?action=drop")
+				return "/hop?to=" + url.QueryEscape(internal.URL+"/internal-admin?action=drop")
 			}},
 		{name: "same origin is followed", page: "/private/x", reason: "robots disallowed",
 			location: func(string) string { return "/real-robots.txt" }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var site hitLog
 			var srvURL string
-			srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-				site.add(r.URL.RequestURI())
+			srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
 				switch r.URL.Path {
 				case "/robots.txt":
 					http.Redirect(w, r, tt.location(srvURL), http.StatusMovedPermanently)
@@ -77,7 +48,7 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 				default:
 					w.Write([]byte("page"))
 				}
-			}))
+			})
 			srvURL = srv.URL
 			c := newClient(t, DefaultConfig())
 			_, err := get(t, c, srv.URL+tt.page)
@@ -89,7 +60,7 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 					t.Fatalf("Fetch: %v, want %q", err, tt.reason)
 				}
 			}
-			if n := internal.count("/internal-admin") + site.count("/internal-admin"); n != 0 {
+			if n := internal.count("/internal-admin") + srv.count("/internal-admin"); n != 0 {
 				t.Fatalf("the robots.txt redirect reached /internal-admin %d times", n)
 			}
 		})
