@@ -108,8 +108,9 @@ func (m *matcher) get() *regexp2.Regexp {
 	if rx, _ := m.runs.Get().(*regexp2.Regexp); rx != nil {
 		return rx
 	}
-	rx, err := regexp2.Compile(m.rx.String(), regexp2.None) // as CompileRegex
-	if err != nil {                                         // compiled once already: cannot happen
+	// As CompileRegex; it compiled once already, so an error cannot happen.
+	rx, err := regexp2.Compile(m.rx.String(), regexp2.None)
+	if err != nil {
 		return m.rx
 	}
 	return rx
@@ -162,7 +163,9 @@ func (m *matcher) each(ctx context.Context, b *budget, body []byte, fn func([]by
 	rs := getRunes(body)
 	defer putRunes(rs)
 	var match *regexp2.Match
-	m.arm(rx, b)
+	if !m.arm(rx, b) {
+		return m.timeoutError(b)
+	}
 	match, err = rx.FindRunesMatch(rs.runes)
 	for n := 0; match != nil && err == nil; n++ {
 		if n%256 == 255 && ctx.Err() != nil {
@@ -210,7 +213,9 @@ func (m *matcher) match(b *budget, body []byte) (ok bool, err error) {
 	}
 	rx := m.get()
 	defer m.put(rx)
-	m.arm(rx, b)
+	if !m.arm(rx, b) {
+		return false, m.timeoutError(b)
+	}
 	rs := getRunes(body)
 	defer putRunes(rs)
 	ok, err = rx.MatchRunes(rs.runes)
