@@ -4,9 +4,9 @@
 // explicit about outcomes (success, retryable, final).
 //
 // Every failure of Client.Fetch is an *Error implementing Outcome: 404, 410
-// and other 4xx, robots.txt disallowing, a redirect out of scope or to a
-// non-http(s) URL, too many redirects, a body over MaxBody and a metadata
-// address are final; network errors, timeouts, 408, 429 and 5xx are
+// and other 4xx, robots.txt disallowing, a redirect out of scope, to a
+// non-http(s) URL or with a malformed Location, too many redirects, a body
+// over MaxBody and a metadata address are final; network errors, timeouts, 408, 429 and 5xx are
 // retryable, with the server's Retry-After (seconds or HTTP date).
 //
 // Final and Retry build the same outcomes for errors of one's own (a
