@@ -40,7 +40,8 @@ const MetaDir = ".distscrape"
 // durable (once per batch, not per page), with the manifest.
 //
 // The manifest, MetaDir/manifest-{crawl}-{worker}.jsonl, has one JSON line
-// per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size): it maps
+// per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size,
+// headers: the MetaHeaders by lower-case name): it maps
 // every item to its file, which a hashed or shortened name cannot show.
 // Re-saving an item rewrites the same file, so there is one copy; the
 // manifest then has two lines for it and a reader keeps the last.
@@ -75,6 +76,8 @@ type manifestRecord struct {
 	ContentType string    `json:"content_type,omitempty"`
 	Fetched     time.Time `json:"fetched"`
 	Size        int       `json:"size"`
+	// Headers holds the page's MetaHeaders, by lower-case name.
+	Headers map[string]string `json:"headers,omitempty"`
 }
 
 // NewFile creates the directory if needed and opens the worker's manifest.
@@ -178,7 +181,7 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
 	}
 	rec := manifestRecord{Key: p.Key, Path: rel, URL: p.URL, Status: p.Status,
-		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(p.Body)}
+		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(p.Body), Headers: metaHeaders(p)}
 	if !utf8.ValidString(p.Key) {
 		rec.KeyBytes = []byte(p.Key)
 	}

@@ -46,7 +46,8 @@ func fileTarget(t *testing.T, layout string) *savertest.Target {
 					t.Fatalf("read %s: %v", l.Path, err)
 				}
 				out = append(out, savertest.Stored{Key: l.Key, URL: l.URL, Status: l.Status,
-					ContentType: l.ContentType, FetchedAt: l.Fetched, Body: body})
+					ContentType: l.ContentType, FetchedAt: l.Fetched, Body: body,
+					Header: savertest.MetaHeader(func(name string) string { return l.Headers[name] })})
 			}
 			return out
 		},
@@ -55,14 +56,15 @@ func fileTarget(t *testing.T, layout string) *savertest.Target {
 }
 
 type manifestLine struct {
-	Key         string    `json:"key"`
-	KeyBytes    []byte    `json:"key_bytes"`
-	Path        string    `json:"path"`
-	URL         string    `json:"url"`
-	Status      int       `json:"status"`
-	ContentType string    `json:"content_type"`
-	Fetched     time.Time `json:"fetched"`
-	Size        int       `json:"size"`
+	Key         string            `json:"key"`
+	KeyBytes    []byte            `json:"key_bytes"`
+	Path        string            `json:"path"`
+	URL         string            `json:"url"`
+	Status      int               `json:"status"`
+	ContentType string            `json:"content_type"`
+	Fetched     time.Time         `json:"fetched"`
+	Size        int               `json:"size"`
+	Headers     map[string]string `json:"headers"`
 }
 
 func readManifest(t testing.TB, dir string) []manifestLine {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,6 +37,8 @@ const (
 	RedisFieldContentType = "ctype"
 	RedisFieldFetched     = "fetched" // RFC 3339, nanoseconds
 	RedisFieldEncoding    = "enc"     // "identity" or "zstd"
+	// RedisFieldHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
+	RedisFieldHeaderPrefix = "header."
 )
 
 const (
@@ -70,6 +73,7 @@ type Redis struct {
 type redisWrite struct {
 	key    string
 	fields []any
+	absent []string // fields to delete
 	size   int
 }
 
@@ -138,6 +142,16 @@ func (r *Redis) Save(ctx context.Context, p *Page) error {
 		RedisFieldFetched, p.FetchedAt.Format(time.RFC3339Nano),
 		RedisFieldEncoding, enc,
 	}}
+	hs := metaHeaders(p)
+	for _, name := range MetaHeaders {
+		field := RedisFieldHeaderPrefix + strings.ToLower(name)
+		if v, ok := hs[strings.ToLower(name)]; ok {
+			w.fields = append(w.fields, field, v)
+			w.size += len(field) + len(v)
+		} else {
+			w.absent = append(w.absent, field) // a re-save must not keep an older copy's value
+		}
+	}
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
@@ -173,6 +187,9 @@ func (r *Redis) send(ctx context.Context) error {
 	pipe := r.c.Pipeline()
 	for _, w := range batch {
 		pipe.HSet(ctx, w.key, w.fields...)
+		if len(w.absent) > 0 {
+			pipe.HDel(ctx, w.key, w.absent...)
+		}
 		if r.ttl > 0 {
 			pipe.PExpire(ctx, w.key, r.ttl)
 		} else {

@@ -42,7 +42,8 @@ func redisPages(t testing.TB, c *redis.Client) []savertest.Stored {
 		status, _ := strconv.Atoi(h[saver.RedisFieldStatus])
 		fetched, _ := time.Parse(time.RFC3339Nano, h[saver.RedisFieldFetched])
 		out = append(out, savertest.Stored{Key: h[saver.RedisFieldKey], URL: h[saver.RedisFieldURL], Status: status,
-			ContentType: h[saver.RedisFieldContentType], FetchedAt: fetched, Body: body})
+			ContentType: h[saver.RedisFieldContentType], FetchedAt: fetched, Body: body,
+			Header: savertest.MetaHeader(func(name string) string { return h[saver.RedisFieldHeaderPrefix+name] })})
 	}
 	return out
 }

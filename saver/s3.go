@@ -45,8 +45,10 @@ const (
 	S3MetaURL     = "distscrape-url"
 	S3MetaStatus  = "distscrape-status"
 	S3MetaFetched = "distscrape-fetched" // RFC 3339, nanoseconds
+	// S3MetaHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
+	S3MetaHeaderPrefix = "distscrape-header-"
 	// S3MetaSidecar names the object holding the page's metadata as JSON
-	// (key, url, status, content_type, fetched) when it exceeds S3's 2 KB of
+	// (key, url, status, content_type, fetched, headers) when it exceeds S3's 2 KB of
 	// user metadata (very long keys or URLs).
 	S3MetaSidecar = "distscrape-meta-object"
 	// S3SidecarSuffix ends the name of such a metadata object.
@@ -210,8 +212,14 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		S3MetaStatus:  strconv.Itoa(p.Status),
 		S3MetaFetched: p.FetchedAt.Format(time.RFC3339Nano),
 	}
+	hs := metaHeaders(p)
+	size := len(meta[S3MetaKey]) + len(meta[S3MetaURL])
+	for name, v := range hs {
+		meta[S3MetaHeaderPrefix+name] = metaValue(v)
+		size += len(S3MetaHeaderPrefix) + len(name) + len(meta[S3MetaHeaderPrefix+name])
+	}
 	var sidecar *s3.PutObjectInput
-	if len(meta[S3MetaKey])+len(meta[S3MetaURL]) > s3MetaLimit {
+	if size > s3MetaLimit {
 		side, err := s.sidecar(key, p)
 		if err != nil {
 			return err
@@ -219,6 +227,9 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		sidecar = side
 		delete(meta, S3MetaKey)
 		delete(meta, S3MetaURL)
+		for name := range hs {
+			delete(meta, S3MetaHeaderPrefix+name)
+		}
 		meta[S3MetaSidecar] = metaValue(*side.Key)
 	}
 	in := &s3.PutObjectInput{
@@ -244,7 +255,7 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 
 func (s *S3) sidecar(key string, p *Page) (*s3.PutObjectInput, error) {
 	body, err := json.Marshal(map[string]any{"key": p.Key, "key_bytes": []byte(p.Key), "url": p.URL,
-		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt})
+		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt, "headers": metaHeaders(p)})
 	if err != nil {
 		return nil, fmt.Errorf("s3 saver: metadata of %q: %w", p.Key, err)
 	}

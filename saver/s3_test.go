@@ -70,15 +70,18 @@ func (r *s3Reader) head(t testing.TB, key string) savertest.Stored {
 	st := savertest.Stored{Key: unMeta(m[saver.S3MetaKey]), URL: unMeta(m[saver.S3MetaURL]), ContentType: aws.ToString(h.ContentType)}
 	st.Status, _ = strconv.Atoi(m[saver.S3MetaStatus])
 	st.FetchedAt, _ = time.Parse(time.RFC3339Nano, m[saver.S3MetaFetched])
+	st.Header = savertest.MetaHeader(func(name string) string { return unMeta(m[saver.S3MetaHeaderPrefix+name]) })
 	if side := m[saver.S3MetaSidecar]; side != "" {
 		var meta struct {
-			KeyBytes []byte `json:"key_bytes"`
-			URL      string `json:"url"`
+			KeyBytes []byte            `json:"key_bytes"`
+			URL      string            `json:"url"`
+			Headers  map[string]string `json:"headers"`
 		}
 		if err := json.Unmarshal(r.get(t, unMeta(side)), &meta); err != nil {
 			t.Fatalf("metadata object of %q: %v", key, err)
 		}
 		st.Key, st.URL = string(meta.KeyBytes), meta.URL
+		st.Header = savertest.MetaHeader(func(name string) string { return meta.Headers[name] })
 	}
 	return st
 }

@@ -1,11 +1,12 @@
-// Package saver stores fetched bodies durably: in files, tar archives, Redis or S3.
+// Package saver stores fetched bodies durably: in files, tar archives,
+// Redis, S3 or WARC files.
 //
 // The crawl manager completes an item in the tracker only after Flush has
 // returned nil for a Save of it, so every saver must make Flush mean "what was
 // saved before is durable and readable by an independent reader". Savers are
-// idempotent: saving the same item twice leaves one copy (tar archives, which
-// are append-only, leave two entries of the same name, and a reader keeps the
-// last one).
+// idempotent: saving the same item twice leaves one copy (tar archives and
+// WARC files, which are append-only, leave two records of the same item, and
+// a reader keeps the last one).
 //
 // A saver of one's own implements Saver (see the Saver example) and proves
 // itself with savertest.Run and an independent reader of its store. A
@@ -15,17 +16,60 @@ package saver
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"time"
 )
 
-// Page is one fetched item and its body.
+// Page is one fetched item and its body, with the HTTP exchange behind it
+// as far as an archive (WARC) needs it. The exchange fields are zero for a
+// page that did not come over HTTP; savers then make up a minimal exchange.
 type Page struct {
 	Key         string    // the item: a URL (link crawls) or an ID
 	URL         string    // the URL fetched, after redirects
 	Status      int       // HTTP status code
 	ContentType string    // the response's Content-Type
 	FetchedAt   time.Time // when the response arrived
-	Body        []byte
+	Body        []byte    // the body, decoded (Content-Encoding undone)
+
+	// Method and RequestHeader are the last hop's request as sent, to URL.
+	// The transport adds Host (and Content-Length for a body) itself.
+	Method        string
+	RequestHeader http.Header
+	// Proto and Reason are the response's protocol ("HTTP/1.1") and reason
+	// phrase ("OK") as received.
+	Proto  string
+	Reason string
+	// Header is the response's header as received. Go's HTTP client keeps
+	// no wire order, so savers write it sorted by name.
+	Header http.Header
+	// RemoteAddr is the IP:port the response came from (a proxy's, through
+	// a proxy); "" when unknown.
+	RemoteAddr string
+	// WireBody is the body as transmitted when the client decoded a
+	// Content-Encoding (Header then says which); nil when Body is what came
+	// over the wire.
+	WireBody []byte
+}
+
+// MetaHeaders are the response headers that the file, tar, Redis and S3
+// savers keep beside the body (Content-Type has its own field): enough to
+// revalidate a page (ETag, Last-Modified) and to see its transmitted size.
+var MetaHeaders = []string{"Content-Length", "ETag", "Last-Modified"}
+
+// metaHeaders returns p's MetaHeaders that it has, by lower-case name (the
+// key suffix under which the savers store them); nil when it has none.
+func metaHeaders(p *Page) map[string]string {
+	var m map[string]string
+	for _, name := range MetaHeaders {
+		if v := p.Header.Get(name); v != "" {
+			if m == nil {
+				m = make(map[string]string, len(MetaHeaders))
+			}
+			m[strings.ToLower(name)] = v
+		}
+	}
+	return m
 }
 
 // Saver stores pages. Save and Flush are safe for concurrent use.

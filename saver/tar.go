@@ -31,6 +31,8 @@ const (
 	PAXStatus      = "SCHILY.xattr.user.distscrape.status"
 	PAXContentType = "SCHILY.xattr.user.distscrape.content_type"
 	PAXFetched     = "SCHILY.xattr.user.distscrape.fetched" // RFC 3339, nanoseconds
+	// PAXHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
+	PAXHeaderPrefix = "SCHILY.xattr.user.distscrape.header."
 )
 
 // Tar appends pages to one archive per worker: each page is an entry named
@@ -192,6 +194,9 @@ func (t *Tar) Save(ctx context.Context, p *Page) error {
 			PAXContentType: p.ContentType,
 			PAXFetched:     p.FetchedAt.Format(time.RFC3339Nano),
 		},
+	}
+	for name, v := range metaHeaders(p) {
+		hdr.PAXRecords[PAXHeaderPrefix+name] = v
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

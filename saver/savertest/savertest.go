@@ -12,8 +12,11 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"fmt"
+	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -30,6 +33,20 @@ type Stored struct {
 	ContentType string
 	FetchedAt   time.Time
 	Body        []byte
+	// Header holds the saver.MetaHeaders the store kept (see MetaHeader).
+	Header http.Header
+}
+
+// MetaHeader builds a Stored.Header from a store's lookup of each of
+// saver.MetaHeaders by its lower-case name ("" when absent).
+func MetaHeader(get func(lowerName string) string) http.Header {
+	h := http.Header{}
+	for _, name := range saver.MetaHeaders {
+		if v := get(strings.ToLower(name)); v != "" {
+			h.Set(name, v)
+		}
+	}
+	return h
 }
 
 // Target is a saver under test and the means to inspect its store.
@@ -83,14 +100,24 @@ func Run(t *testing.T, newTarget Factory) {
 
 var fetched = time.Date(2026, 11, 23, 1, 2, 3, 456789000, time.UTC)
 
-// NewPage returns a page for key with plausible metadata: the key is its URL
-// when it is one, else an item URL is made from it.
+// NewPage returns a page for key with plausible metadata and HTTP exchange:
+// the key is its URL when it is one, else an item URL is made from it.
 func NewPage(key string, body []byte) *saver.Page {
 	u := key
 	if !strings.HasPrefix(key, "http://") && !strings.HasPrefix(key, "https://") {
 		u = "http://example.test/item/" + url.PathEscape(key)
 	}
-	return &saver.Page{Key: key, URL: u, Status: 200, ContentType: "text/html; charset=utf-8", FetchedAt: fetched, Body: body}
+	const ctype = "text/html; charset=utf-8"
+	return &saver.Page{Key: key, URL: u, Status: 200, ContentType: ctype, FetchedAt: fetched, Body: body,
+		Method: http.MethodGet, RequestHeader: http.Header{"User-Agent": {"savertest/1"}, "Accept": {"*/*"}},
+		Proto: "HTTP/1.1", Reason: "OK", RemoteAddr: "127.0.0.1:8080",
+		Header: http.Header{
+			"Content-Type":   {ctype},
+			"Content-Length": {strconv.Itoa(len(body))},
+			"Etag":           {fmt.Sprintf(`"%x"`, sha256.Sum256(body))},
+			"Last-Modified":  {fetched.Add(-time.Hour).Format(http.TimeFormat)},
+			"Server":         {"savertest"},
+		}}
 }
 
 func randomBytes(t testing.TB, n int) []byte {
@@ -148,6 +175,11 @@ func expectOne(t testing.TB, tg *Target, p *saver.Page, copies []Stored) {
 		t.Fatalf("key %q: metadata read back %+v, want key %q url %q status %d type %q fetched %v",
 			p.Key, meta(got), p.Key, p.URL, p.Status, p.ContentType, p.FetchedAt)
 	}
+	for _, name := range saver.MetaHeaders {
+		if g, w := got.Header.Get(name), p.Header.Get(name); g != w {
+			t.Fatalf("key %q: response header %s read back %q, want %q", p.Key, name, g, w)
+		}
+	}
 }
 
 func head(b []byte) []byte {
@@ -187,6 +219,7 @@ func testRoundTrip(t *testing.T, ctx context.Context, tg *Target) {
 		{"10MiB", NewPage("https://example.test/big.bin", randomBytes(t, 10<<20))},
 		{"metadata", &saver.Page{Key: "http://example.test/r", URL: "http://example.test/final?x=1",
 			Status: 203, ContentType: "application/x-custom", FetchedAt: time.Unix(1, 999).UTC(), Body: []byte("m")}},
+		{"headers", headerPage()},
 	}
 	for _, c := range cases {
 		save(t, ctx, tg.Saver, c.page)
@@ -203,9 +236,21 @@ func testRoundTrip(t *testing.T, ctx context.Context, tg *Target) {
 	expectCount(t, tg, len(cases))
 }
 
+// headerPage has MetaHeaders that are not what the body suggests (a
+// decoded body, a weak ETag with odd characters) and one page header left out.
+func headerPage() *saver.Page {
+	p := NewPage("http://example.test/headers", []byte("decoded body"))
+	p.Header.Set("Content-Length", "7")
+	p.Header.Set("Content-Encoding", "gzip")
+	p.Header.Set("ETag", `W/"x y;z=\"é\""`)
+	p.Header.Del("Last-Modified")
+	return p
+}
+
 func testIdempotent(t *testing.T, ctx context.Context, tg *Target) {
 	key := "http://example.test/same"
 	first, second, third := NewPage(key, []byte("first")), NewPage(key, []byte("second, longer")), NewPage(key, []byte("3"))
+	third.Header.Del("ETag") // a re-save keeps none of an older copy's headers
 	save(t, ctx, tg.Saver, first)
 	save(t, ctx, tg.Saver, second)
 	flush(t, ctx, tg.Saver)
