@@ -162,7 +162,8 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()
-	resp, err := c.roundTrip(req.WithContext(hctx))
+	var cp capture
+	resp, err := c.roundTrip(req.WithContext(cp.trace(hctx)))
 	if err != nil {
 		return nil, nil, classify(ctx, u.Redacted(), causeOf(hctx, err))
 	}
@@ -188,6 +189,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	}
 	var body []byte
 	if req.Method != http.MethodHead {
+		cp.teeWire(resp, c.cfg.KeepWireBody)
 		body, err = readBody(resp, o.maxBody, o.truncate)
 	}
 	if err != nil {
@@ -202,6 +204,11 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		ContentType: mediaType(resp.Header.Get("Content-Type"), body),
 		Body:        body,
 		FetchedAt:   time.Now(),
+		Request:     req,
+		Proto:       resp.Proto,
+		Reason:      reason(resp.Status),
+		RemoteAddr:  cp.remote,
+		WireBody:    cp.wireBody(),
 	}, nil, nil
 }
 

@@ -39,6 +39,11 @@ type Config struct {
 	// across every worker sharing it: requests to a host are booked there
 	// before they are sent. Nil: the limits are this client's own.
 	Fleet FleetLimiter
+	// KeepWireBody keeps the body as transmitted beside the decoded one
+	// (Response.WireBody) when the server sent a Content-Encoding: an
+	// archive (WARC) stores the transmitted bytes. It costs the encoded
+	// size again per page, so it is off unless a saver needs it.
+	KeepWireBody bool
 }
 
 // DefaultConfig returns the defaults, with robots.txt obeyed.

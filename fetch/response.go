@@ -31,4 +31,18 @@ type Response struct {
 	Body        []byte // decoded (decompressed) body
 	FetchedAt   time.Time
 	Elapsed     time.Duration // from Fetch to the last body byte, redirects and waits included
+
+	// What an archive (WARC) records of the exchange, for the last hop.
+	// Request is the request as sent (URL, method, headers we set; the
+	// transport adds Host itself). Header keeps Go's canonical names, not
+	// the wire's order or spelling: reading those would take a transport
+	// of our own.
+	Request    *http.Request
+	Proto      string // "HTTP/1.1", "HTTP/2.0"
+	Reason     string // the status line's reason phrase as received ("OK")
+	RemoteAddr string // IP:port the response came from (the proxy's, through a proxy)
+	// WireBody is the body as transmitted when a Content-Encoding was
+	// decoded and Config.KeepWireBody is set; nil otherwise (Body is then
+	// what came over the wire).
+	WireBody []byte
 }

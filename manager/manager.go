@@ -338,8 +338,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		m.observe(err, len(resp.Body), resp.Elapsed)
 		return
 	}
-	page := &saver.Page{Key: item.Key, URL: resp.URL.String(), Status: resp.Status,
-		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body}
+	page := pageOf(item.Key, resp)
 	if err := m.sv.Save(ctx, page); err != nil {
 		j.err = fmt.Errorf("save: %w", err)
 		// The page is fine, the store is not (disk full, S3 down): the
@@ -357,6 +356,18 @@ func (m *Manager) observe(err error, n int, d time.Duration) {
 	if m.cfg.Observer != nil {
 		m.cfg.Observer.ObserveFetch(outcomeLabel(err), n, d)
 	}
+}
+
+// pageOf is what the saver gets of a response: the body and the exchange
+// behind it, as an archive records it.
+func pageOf(key string, resp *fetch.Response) *saver.Page {
+	p := &saver.Page{Key: key, URL: resp.URL.String(), Status: resp.Status,
+		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body,
+		Proto: resp.Proto, Reason: resp.Reason, Header: resp.Header, RemoteAddr: resp.RemoteAddr, WireBody: resp.WireBody}
+	if resp.Request != nil {
+		p.Method, p.RequestHeader = resp.Request.Method, resp.Request.Header
+	}
+	return p
 }
 
 // finalErr marks an error that retrying cannot fix.
