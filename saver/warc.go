@@ -1,0 +1,385 @@
+package saver
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/klauspost/compress/gzip"
+	"github.com/nlnwa/gowarc"
+)
+
+// WARCConfig configures the WARC saver.
+type WARCConfig struct {
+	Dir string // where the .warc.gz files go; created if missing
+	// MaxSize starts a new file once the current one would grow past it;
+	// default 1 GiB. A single page larger than MaxSize gets a file of its own.
+	MaxSize int64
+	// Revisits writes a revisit record (identical-payload-digest profile,
+	// HTTP headers only) in place of a response whose payload this saver
+	// has stored before, remembering up to WARCRevisitMemory payloads.
+	Revisits bool
+	// CDX writes a CDXJ index, name.cdxj, beside each file when it is
+	// complete (rotated or closed), sorted as pywb expects.
+	CDX          bool
+	Crawl        string
+	Worker       string
+	Software     string // warcinfo "software"; default "distscrape"
+	ConfigDigest string // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+}
+
+// WARCRevisitMemory bounds the payload digests a WARC saver remembers for
+// revisit records (about 200 bytes each); past it, new payloads are
+// stored in full and not remembered.
+const WARCRevisitMemory = 1 << 18
+
+// DefaultWARCMaxSize is WARCConfig.MaxSize's default.
+const DefaultWARCMaxSize = 1 << 30
+
+// WARC writes pages as WARC 1.1 records to .warc.gz files, one gzip member
+// per record, named {crawl}-{worker}-{timestamp}-{seq}.warc.gz: each file
+// starts with a warcinfo record; each page is a request record and a
+// response (or revisit) record, linked both ways by WARC-Concurrent-To,
+// with WARC-Target-URI, WARC-Date, WARC-IP-Address and sha1 base32 block
+// and payload digests. The records are built with github.com/nlnwa/gowarc.
+//
+// A page's two records are compressed by the Save that brings them and
+// appended to the file in one write, so a worker killed at any instant
+// leaves a file that reads record by record up to its last complete one;
+// Flush fsyncs. Files are never appended to after a restart: a new worker
+// (or the same one restarted) starts new files. Like the tar saver's
+// archive, a WARC file is append only: a page saved twice has two records,
+// and readers keep the last.
+type WARC struct {
+	cfg  WARCConfig
+	opts []gowarc.WarcRecordOption
+	name string // {crawl}-{worker}, escaped for a file name
+
+	mu      sync.Mutex
+	cur     *warcFile
+	retired []*warcFile // rotated out, to be synced and closed by Flush
+	seq     int
+	closed  bool
+	seen    map[string]*gowarc.RevisitRef // payload digest -> its first response
+
+	flushMu sync.Mutex // one Flush (or Close) at a time
+}
+
+// warcFile is one open .warc.gz file.
+type warcFile struct {
+	f    *os.File
+	name string // base name
+	size int64  // bytes written, all whole records
+	cdx  []cdxEntry
+
+	closed, indexed bool // under WARC.flushMu
+}
+
+// NewWARC checks the directory; the first file is created by the first Save.
+func NewWARC(cfg WARCConfig) (*WARC, error) {
+	if cfg.Dir == "" {
+		return nil, configErr("saver.dir", "empty directory")
+	}
+	if cfg.MaxSize < 0 {
+		return nil, configErr("saver.max_size", "negative size %d", cfg.MaxSize)
+	}
+	if cfg.MaxSize == 0 {
+		cfg.MaxSize = DefaultWARCMaxSize
+	}
+	if cfg.Software == "" {
+		cfg.Software = "distscrape"
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("warc saver: %w", err)
+	}
+	probe, err := os.CreateTemp(cfg.Dir, ".distscrape-probe-*")
+	if err != nil {
+		return nil, fmt.Errorf("warc saver: directory %s is not writable: %w", cfg.Dir, err)
+	}
+	probe.Close()
+	os.Remove(probe.Name())
+	names, _ := parseTemplate("", "{crawl}-{worker}", []string{"crawl", "worker"})
+	w := &WARC{cfg: cfg, opts: warcRecordOptions(cfg.Dir), name: names.renderFileName(cfg.Crawl, cfg.Worker)}
+	if cfg.Revisits {
+		w.seen = map[string]*gowarc.RevisitRef{}
+	}
+	return w, nil
+}
+
+// Save appends p's request and response records to the current file.
+func (w *WARC) Save(ctx context.Context, p *Page) error {
+	if err := checkPage(p); err != nil {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return ErrClosed
+	}
+	pair, entry, err := w.encode(p)
+	if err != nil {
+		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
+	}
+	defer putBuf(pair)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		return ErrClosed
+	}
+	if err := w.write(pair.Bytes(), entry); err != nil {
+		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
+	}
+	if w.seen != nil && entry.revisitOf == nil && len(w.seen) < WARCRevisitMemory {
+		if _, ok := w.seen[entry.digest]; !ok {
+			w.seen[entry.digest] = &gowarc.RevisitRef{Profile: gowarc.ProfileIdenticalPayloadDigestV1_1,
+				TargetRecordId: entry.id, TargetUri: entry.uri, TargetDate: entry.date}
+		}
+	}
+	return nil
+}
+
+// encode builds p's two records and compresses each as a gzip member.
+func (w *WARC) encode(p *Page) (*bytes.Buffer, cdxEntry, error) {
+	target, err := targetURI(p)
+	if err != nil {
+		return nil, cdxEntry{}, err
+	}
+	ex := newExchange(p, target)
+	reqID, respID := "<"+uuid.New().URN()+">", "<"+uuid.New().URN()+">"
+	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), metaValue(p.Key)
+	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {WARCFieldKey, key}}
+	resp, err := buildRecord(w.opts, gowarc.Response, append([][2]string{{gowarc.WarcRecordID, respID},
+		{gowarc.ContentType, "application/http;msgtype=response"}, {gowarc.WarcConcurrentTo, reqID}}, common...),
+		ex.response, ex.payload)
+	if err != nil {
+		return nil, cdxEntry{}, err
+	}
+	defer resp.Close()
+	entry := cdxEntry{id: respID, uri: uri, date: date, digest: resp.WarcHeader().Get(gowarc.WarcPayloadDigest),
+		status: p.Status, mime: p.ContentType}
+	rec := resp
+	if w.cfg.Revisits {
+		w.mu.Lock()
+		ref := w.seen[entry.digest]
+		w.mu.Unlock()
+		if ref != nil {
+			if rec, err = resp.ToRevisitRecord(ref); err != nil {
+				return nil, cdxEntry{}, fmt.Errorf("revisit record: %w", err)
+			}
+			entry.revisitOf = ref
+		}
+	}
+	req, err := buildRecord(w.opts, gowarc.Request, append([][2]string{{gowarc.WarcRecordID, reqID},
+		{gowarc.ContentType, "application/http;msgtype=request"}, {gowarc.WarcConcurrentTo, respID}}, common...),
+		ex.request)
+	if err != nil {
+		return nil, cdxEntry{}, err
+	}
+	defer req.Close()
+	buf := getBuf()
+	if err := compressRecord(buf, req); err != nil {
+		putBuf(buf)
+		return nil, cdxEntry{}, err
+	}
+	entry.offset = int64(buf.Len()) // relative to the pair, until written
+	if err := compressRecord(buf, rec); err != nil {
+		putBuf(buf)
+		return nil, cdxEntry{}, err
+	}
+	entry.length = int64(buf.Len()) - entry.offset
+	return buf, entry, nil
+}
+
+var (
+	gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.DefaultCompression); return w }}
+	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+	marshal  = gowarc.NewMarshaler()
+)
+
+func getBuf() *bytes.Buffer { b := bufPool.Get().(*bytes.Buffer); b.Reset(); return b }
+
+func putBuf(b *bytes.Buffer) {
+	if b.Cap() <= 4<<20 {
+		bufPool.Put(b)
+	}
+}
+
+// compressRecord appends rec to buf as one gzip member.
+func compressRecord(buf *bytes.Buffer, rec gowarc.WarcRecord) error {
+	zw := gzipPool.Get().(*gzip.Writer)
+	defer gzipPool.Put(zw)
+	zw.Reset(buf)
+	if _, _, err := marshal.Marshal(zw, rec, 0); err != nil {
+		return fmt.Errorf("write %s record: %w", rec.Type(), err)
+	}
+	return zw.Close()
+}
+
+// write appends data (whole records) to the current file, rotating first
+// when it would grow past MaxSize. Called with mu held.
+func (w *WARC) write(data []byte, entry cdxEntry) error {
+	if w.cur != nil && w.cur.size > 0 && w.cur.size+int64(len(data)) > w.cfg.MaxSize {
+		w.retired = append(w.retired, w.cur)
+		w.cur = nil
+	}
+	if w.cur == nil {
+		if err := w.create(); err != nil {
+			return err
+		}
+	}
+	cur := w.cur
+	n, err := cur.f.Write(data)
+	if err != nil {
+		// Cut the torn tail so the file stays readable; if that fails too,
+		// the file is done with and the next Save starts a new one.
+		if n > 0 {
+			if terr := cur.f.Truncate(cur.size); terr != nil {
+				w.retired = append(w.retired, cur)
+				w.cur = nil
+			}
+		}
+		return fmt.Errorf("append to %s: %w", cur.name, err)
+	}
+	if w.cfg.CDX {
+		entry.offset += cur.size
+		cur.cdx = append(cur.cdx, entry)
+	}
+	cur.size += int64(n)
+	return nil
+}
+
+// create opens the next file and writes its warcinfo record.
+func (w *WARC) create() error {
+	ts := time.Now().UTC().Format("20060102150405")
+	for tries := 0; tries < 1000; tries++ {
+		name := w.name + "-" + ts + "-" + fmt.Sprintf("%05d", w.seq) + ".warc.gz"
+		w.seq++
+		path := filepath.Join(w.cfg.Dir, name)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			continue // a restarted worker within the same second
+		}
+		if err != nil {
+			return fmt.Errorf("create %s: %w", path, err)
+		}
+		info, err := buildRecord(w.opts, gowarc.Warcinfo, [][2]string{{gowarc.WarcDate, warcDate(time.Now())},
+			{gowarc.WarcFilename, name}, {gowarc.ContentType, gowarc.ApplicationWarcFields}}, warcinfoBlock(w.cfg))
+		if err != nil {
+			f.Close()
+			os.Remove(path)
+			return err
+		}
+		buf := getBuf()
+		defer putBuf(buf)
+		err = compressRecord(buf, info)
+		info.Close()
+		if err == nil {
+			_, err = f.Write(buf.Bytes())
+		}
+		if err == nil {
+			err = fsyncPath(w.cfg.Dir) // the new name is durable with the first Flush's data
+		}
+		if err != nil {
+			f.Close()
+			os.Remove(path)
+			return fmt.Errorf("start %s: %w", path, err)
+		}
+		w.cur = &warcFile{f: f, name: name, size: int64(buf.Len())}
+		return nil
+	}
+	return fmt.Errorf("no free file name for %s-%s in %s", w.name, ts, w.cfg.Dir)
+}
+
+// Flush fsyncs the current file and the files rotated out since the last
+// Flush, closing those (and writing their indexes).
+func (w *WARC) Flush(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.mu.Unlock()
+	return w.flush(false)
+}
+
+// flush syncs, and with last set closes, every file. Called with flushMu
+// held: a file is only ever closed here, never while another flush syncs it.
+func (w *WARC) flush(last bool) error {
+	w.mu.Lock()
+	files := w.retired
+	w.retired = nil
+	cur := w.cur
+	if last {
+		w.cur = nil
+	}
+	w.mu.Unlock()
+	var errs []error
+	for i, f := range files {
+		if err := w.finish(f); err != nil {
+			w.mu.Lock()
+			w.retired = append(append([]*warcFile(nil), files[i:]...), w.retired...) // the next Flush tries again
+			w.mu.Unlock()
+			return err
+		}
+	}
+	if cur != nil {
+		var err error
+		if last {
+			err = w.finish(cur)
+		} else if err = cur.f.Sync(); err != nil {
+			err = fmt.Errorf("warc saver: fsync %s: %w", cur.name, err)
+		}
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// finish fsyncs and closes a file that takes no more records, and writes
+// its index.
+func (w *WARC) finish(f *warcFile) error {
+	if !f.closed {
+		if err := f.f.Sync(); err != nil {
+			return fmt.Errorf("warc saver: fsync %s: %w", f.name, err)
+		}
+		f.closed = true // after a failed close, the data is durable all the same
+		if err := f.f.Close(); err != nil {
+			return fmt.Errorf("warc saver: close %s: %w", f.name, err)
+		}
+	}
+	if w.cfg.CDX && !f.indexed {
+		if err := writeCDXJ(w.cfg.Dir, f); err != nil {
+			return fmt.Errorf("warc saver: index of %s: %w", f.name, err)
+		}
+		f.indexed = true
+	}
+	return nil
+}
+
+// Close flushes and closes every file, writing their indexes.
+func (w *WARC) Close(ctx context.Context) error {
+	w.flushMu.Lock()
+	defer w.flushMu.Unlock()
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil
+	}
+	w.closed = true
+	w.mu.Unlock()
+	return w.flush(true)
+}

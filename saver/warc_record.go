@@ -1,0 +1,213 @@
+package saver
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nlnwa/gowarc"
+)
+
+// WARC header fields of our own (extension fields, which readers ignore).
+const (
+	// WARCFieldKey holds the item key on request, response and revisit
+	// records, encoded as an S3 metadata value is (RFC 2047 when it is not
+	// printable ASCII): an ID crawl's key is not its URL.
+	WARCFieldKey = "Distscrape-Key"
+)
+
+// Names the WARC saver writes in place of a response header that no longer
+// describes the stored payload (a decoded body kept without its wire
+// bytes), as the Wayback Machine does.
+const warcOrigPrefix = "X-Archive-Orig-"
+
+// warcRecordOptions make the library compute what we leave out (record
+// IDs, lengths, sha1 base32 digests) and spill large blocks to dir.
+func warcRecordOptions(dir string) []gowarc.WarcRecordOption {
+	return []gowarc.WarcRecordOption{
+		gowarc.WithVersion(gowarc.V1_1),
+		gowarc.WithDefaultDigestAlgorithm("sha1"),
+		gowarc.WithDefaultDigestEncoding(gowarc.Base32),
+		gowarc.WithBufferTmpDir(dir),
+		gowarc.WithBufferMaxMemBytes(16 << 20),
+	}
+}
+
+// warcDate is WARC 1.1's date with the fraction of a second kept, so the
+// fetch time reads back exactly.
+func warcDate(t time.Time) string {
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// exchange is the HTTP request and response blocks of a page.
+type exchange struct {
+	request, response []byte // header bytes, up to and including the blank line
+	payload           []byte // the response body as stored
+}
+
+// newExchange renders p's HTTP exchange as it went over the wire, as far
+// as Go lets us see it (header names canonical, sorted). A page without
+// one (not fetched over HTTP) gets a minimal GET and 200.
+func newExchange(p *Page, target *url.URL) exchange {
+	var ex exchange
+	proto := p.Proto
+	if proto == "" {
+		proto = "HTTP/1.1"
+	}
+	method := p.Method
+	if method == "" {
+		method = http.MethodGet
+	}
+	var b bytes.Buffer
+	fmt.Fprintf(&b, "%s %s %s\r\n", method, target.RequestURI(), proto)
+	reqHeader := p.RequestHeader.Clone()
+	if reqHeader == nil {
+		reqHeader = http.Header{}
+	}
+	if reqHeader.Get("Host") == "" {
+		reqHeader.Set("Host", target.Host) // Go's transport sends it from the URL
+	}
+	writeHeader(&b, reqHeader)
+	ex.request = bytes.Clone(b.Bytes())
+
+	ex.payload = p.Body
+	header := p.Header.Clone()
+	if header == nil {
+		header = http.Header{}
+		if p.ContentType != "" {
+			header.Set("Content-Type", p.ContentType)
+		}
+	}
+	if p.WireBody != nil {
+		ex.payload = p.WireBody
+	} else if enc := header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
+		rename(header, "Content-Encoding") // the body was decoded: say so, keep what the server said
+	}
+	if cl := header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(ex.payload)) {
+		rename(header, "Content-Length")
+	}
+	rename(header, "Transfer-Encoding") // the payload is stored de-chunked
+	status := p.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	reason := p.Reason
+	if reason == "" {
+		reason = http.StatusText(status)
+	}
+	b.Reset()
+	fmt.Fprintf(&b, "%s %d %s\r\n", proto, status, oneLine(reason))
+	writeHeader(&b, header)
+	ex.response = bytes.Clone(b.Bytes())
+	return ex
+}
+
+func rename(h http.Header, name string) {
+	if v, ok := h[name]; ok {
+		delete(h, name)
+		h[warcOrigPrefix+name] = v
+	}
+}
+
+// writeHeader writes h sorted by name, then the blank line.
+func writeHeader(b *bytes.Buffer, h http.Header) {
+	names := make([]string, 0, len(h))
+	for k := range h {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		for _, v := range h[k] {
+			b.WriteString(oneLine(k))
+			b.WriteString(": ")
+			b.WriteString(oneLine(v))
+			b.WriteString("\r\n")
+		}
+	}
+	b.WriteString("\r\n")
+}
+
+// oneLine keeps a header line one line: Go's parser never yields CR or LF
+// in a header, but a library caller's page may.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+}
+
+// targetURI is p's URL as a WARC-Target-URI: parsed, so that what is not
+// allowed in a URI (spaces, controls, non-ASCII) is percent-encoded.
+func targetURI(p *Page) (*url.URL, error) {
+	u, err := url.Parse(p.URL)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", p.URL, p.Key, ErrInvalidPage)
+	}
+	return u, nil
+}
+
+// remoteIP is the IP of an IP:port (or a bare IP); "" when there is none.
+func remoteIP(addr string) string {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = addr
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return ip.String()
+	}
+	return ""
+}
+
+// buildRecord builds one record of type typ with the given fields and block.
+func buildRecord(opts []gowarc.WarcRecordOption, typ gowarc.RecordType, fields [][2]string, block ...[]byte) (gowarc.WarcRecord, error) {
+	rb := gowarc.NewRecordBuilder(typ, opts...)
+	for _, f := range fields {
+		if f[1] != "" {
+			rb.AddWarcHeader(f[0], f[1])
+		}
+	}
+	for _, part := range block {
+		if _, err := rb.Write(part); err != nil {
+			rb.Close()
+			return nil, err
+		}
+	}
+	rec, v, err := rb.Build()
+	if err == nil && !v.Valid() {
+		err = fmt.Errorf("%s record: %s", typ, v.String())
+	}
+	if err != nil {
+		if rec != nil {
+			rec.Close()
+		}
+		return nil, fmt.Errorf("build %s record: %w", typ, err)
+	}
+	return rec, nil
+}
+
+// warcinfoBlock is the warcinfo record's application/warc-fields block.
+func warcinfoBlock(cfg WARCConfig) []byte {
+	var b bytes.Buffer
+	for _, f := range [][2]string{
+		{"software", cfg.Software},
+		{"format", "WARC File Format 1.1"},
+		{"conformsTo", "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/"},
+		{"isPartOf", cfg.Crawl},
+		{"distscrape-worker", cfg.Worker},
+		{"distscrape-config-digest", cfg.ConfigDigest},
+	} {
+		if f[1] != "" {
+			fmt.Fprintf(&b, "%s: %s\r\n", f[0], oneLine(f[1]))
+		}
+	}
+	return b.Bytes()
+}

@@ -1,0 +1,255 @@
+package saver_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/savertest"
+)
+
+// warcStored turns the response records of dir into pages as a replay
+// tool would see them, after validating every record of every file.
+func warcStored(t testing.TB, dir string) []savertest.Stored {
+	t.Helper()
+	recs, err := warctest.ReadDir(dir)
+	if err != nil {
+		t.Fatalf("independent reader: %v", err)
+	}
+	var out []savertest.Stored
+	for _, r := range recs {
+		if r.Type != "response" {
+			continue
+		}
+		h := r.HTTP.Header
+		out = append(out, savertest.Stored{Key: unMeta(r.Get(saver.WARCFieldKey)), URL: r.Get("WARC-Target-URI"),
+			Status: r.HTTP.StatusCode, ContentType: h.Get("Content-Type"), FetchedAt: r.Date, Body: r.Payload,
+			Header: savertest.MetaHeader(func(name string) string {
+				if v := h.Get("X-Archive-Orig-" + name); v != "" {
+					return v // what the server said of a body stored decoded
+				}
+				return h.Get(name)
+			})})
+	}
+	return out
+}
+
+func newWARC(t testing.TB, cfg saver.WARCConfig) *saver.WARC {
+	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	if cfg.Crawl == "" {
+		cfg.Crawl, cfg.Worker = "test", "w1"
+	}
+	s, err := saver.NewWARC(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestWARCConformance(t *testing.T) {
+	t.Parallel()
+	savertest.Run(t, func(t *testing.T) *savertest.Target {
+		dir := t.TempDir()
+		s := newWARC(t, saver.WARCConfig{Dir: dir})
+		return &savertest.Target{
+			Saver:   s,
+			Appends: true,
+			ReadAll: func(t testing.TB) []savertest.Stored { return warcStored(t, dir) },
+			Count:   func(t testing.TB) int { return len(warcStored(t, dir)) },
+		}
+	})
+}
+
+func warcFiles(t testing.TB, dir string) []string {
+	t.Helper()
+	fs, err := filepath.Glob(filepath.Join(dir, "*.warc.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fs
+}
+
+func saveAll(t testing.TB, s saver.Saver, pages ...*saver.Page) {
+	t.Helper()
+	for _, p := range pages {
+		if err := s.Save(context.Background(), p); err != nil {
+			t.Fatalf("Save(%q): %v", p.Key, err)
+		}
+	}
+}
+
+// TestWARCExchange: the records hold the exchange as it went over the
+// wire: the request as sent, the status line and headers as received, the
+// transmitted (still encoded) body with its digest, and the server's IP.
+func TestWARCExchange(t *testing.T) {
+	dir := t.TempDir()
+	s := newWARC(t, saver.WARCConfig{Dir: dir, ConfigDigest: "sha256:abc"})
+	p := savertest.NewPage("https://example.test/a%20b/c?q=1", []byte("decoded page"))
+	p.WireBody = []byte("\x1f\x8b pretend these are the gzip bytes")
+	p.Header.Set("Content-Encoding", "gzip")
+	p.Header.Set("Content-Length", fmt.Sprint(len(p.WireBody)))
+	p.Reason, p.Proto, p.RemoteAddr = "Fine Thanks", "HTTP/1.1", "[::1]:8443"
+	id := savertest.NewPage("4711", []byte(`{"id":4711}`)) // an ID crawl's page
+	id.Header, id.RequestHeader, id.RemoteAddr, id.Proto, id.Reason, id.Method = nil, nil, "", "", "", ""
+	saveAll(t, s, p, id)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := warctest.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]string, len(recs))
+	for i, r := range recs {
+		types[i] = r.Type
+	}
+	if got := strings.Join(types, " "); got != "warcinfo request response request response" {
+		t.Fatalf("record types %q", got)
+	}
+	info := string(recs[0].Block)
+	for _, want := range []string{"software: distscrape", "isPartOf: test", "distscrape-worker: w1", "distscrape-config-digest: sha256:abc"} {
+		if !strings.Contains(info, want) {
+			t.Errorf("warcinfo lacks %q:\n%s", want, info)
+		}
+	}
+	req, resp := recs[1], recs[2]
+	checks := []struct {
+		what string
+		ok   bool
+	}{
+		{"request line", bytes.HasPrefix(req.Block, []byte("GET /a%20b/c?q=1 HTTP/1.1\r\n"))},
+		{"request headers as sent", bytes.Contains(req.Block, []byte("\r\nUser-Agent: savertest/1\r\n")) && bytes.Contains(req.Block, []byte("\r\nHost: example.test\r\n"))},
+		{"status line", bytes.HasPrefix(resp.Block, []byte("HTTP/1.1 200 Fine Thanks\r\n"))},
+		{"wire body stored", bytes.Equal(resp.Payload, p.WireBody)},
+		{"payload digest of the wire body", resp.Get("WARC-Payload-Digest") == warctest.Digest(p.WireBody)},
+		{"encoding kept", resp.HTTP.Header.Get("Content-Encoding") == "gzip"},
+		{"IP", resp.Get("WARC-IP-Address") == "::1" && req.Get("WARC-IP-Address") == "::1"},
+		{"target", resp.Get("WARC-Target-URI") == p.URL},
+		{"ID page made up as a GET", bytes.HasPrefix(recs[3].Block, []byte("GET /item/4711 HTTP/1.1\r\n"))},
+		{"ID page status", bytes.HasPrefix(recs[4].Block, []byte("HTTP/1.1 200 OK\r\n")) && bytes.Equal(recs[4].Payload, id.Body)},
+		{"ID page key", unMeta(recs[4].Get(saver.WARCFieldKey)) == "4711" && recs[4].Get("WARC-IP-Address") == ""},
+	}
+	for _, c := range checks {
+		if !c.ok {
+			t.Errorf("%s: wrong\nrequest:\n%s\nresponse:\n%s", c.what, req.Block, resp.Block)
+		}
+	}
+}
+
+// TestWARCDecodedBodyWithoutWire: a body decoded without its wire bytes
+// is stored decoded, and the headers that no longer describe it are kept
+// under X-Archive-Orig-, so a replay does not decode it twice.
+func TestWARCDecodedBodyWithoutWire(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		header  http.Header
+		renamed []string
+	}{
+		{"gzip", http.Header{"Content-Encoding": {"gzip"}, "Content-Length": {"5"}}, []string{"Content-Encoding", "Content-Length"}},
+		{"br, right length", http.Header{"Content-Encoding": {"br"}, "Content-Length": {"12"}}, []string{"Content-Encoding"}},
+		{"identity", http.Header{"Content-Encoding": {"identity"}, "Content-Length": {"12"}}, nil},
+		{"wrong length only", http.Header{"Content-Length": {"99"}}, []string{"Content-Length"}},
+		{"chunked", http.Header{"Transfer-Encoding": {"chunked"}}, []string{"Transfer-Encoding"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := newWARC(t, saver.WARCConfig{Dir: dir})
+			p := savertest.NewPage("http://example.test/x", []byte("decoded body"))
+			p.Header = tc.header
+			saveAll(t, s, p)
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := warctest.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp := recs[2]
+			if !bytes.Equal(resp.Payload, p.Body) {
+				t.Fatalf("payload %q", resp.Payload)
+			}
+			for name := range tc.header {
+				renamed := false
+				for _, r := range tc.renamed {
+					renamed = renamed || r == name
+				}
+				got, orig := resp.HTTP.Header.Get(name), resp.HTTP.Header.Get("X-Archive-Orig-"+name)
+				if renamed && (got != "" || orig != tc.header.Get(name)) || !renamed && (got != tc.header.Get(name) || orig != "") {
+					t.Errorf("%s: %q, X-Archive-Orig-: %q (renamed: %v)", name, got, orig, renamed)
+				}
+			}
+		})
+	}
+}
+
+// TestWARCBadPages: pages a WARC cannot hold are refused, not written as
+// broken records; the file stays valid.
+func TestWARCBadPages(t *testing.T) {
+	dir := t.TempDir()
+	s := newWARC(t, saver.WARCConfig{Dir: dir})
+	for _, u := range []string{"", "relative/path", "ftp://example.test/x", "http://", "http://exa mple.test/", "mailto:x@example.test"} {
+		p := savertest.NewPage("k", []byte("x"))
+		p.URL = u
+		if err := s.Save(context.Background(), p); err == nil {
+			t.Errorf("Save with URL %q = nil, want an error", u)
+		}
+	}
+	saveAll(t, s, savertest.NewPage("http://example.test/ok", []byte("ok")))
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := warcStored(t, dir); len(got) != 1 {
+		t.Fatalf("%d pages stored, want the one good page", len(got))
+	}
+}
+
+func TestWARCBadConfig(t *testing.T) {
+	for _, c := range []struct {
+		cfg  saver.WARCConfig
+		want string
+	}{
+		{saver.WARCConfig{}, "saver.dir: empty"},
+		{saver.WARCConfig{Dir: t.TempDir(), MaxSize: -1}, "saver.max_size"},
+		{saver.WARCConfig{Dir: "/proc/distscrape/warc"}, "warc saver"},
+	} {
+		if _, err := saver.NewWARC(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("NewWARC(%+v) = %v, want an error containing %q", c.cfg, err, c.want)
+		}
+	}
+}
+
+// TestWARCFileNames: files are named {crawl}-{worker}-{timestamp}-{seq},
+// the crawl and worker made safe for a file name; nothing else is written
+// in the directory.
+func TestWARCFileNames(t *testing.T) {
+	for _, tc := range []struct{ crawl, worker, prefix string }{
+		{"site", "w1", "site-w1-"},
+		{"a/b", "../w", "a%2Fb-..%2Fw-"},
+		{"..", ".", "%2E%2E-%2E-"},
+	} {
+		dir := t.TempDir()
+		s := newWARC(t, saver.WARCConfig{Dir: dir, Crawl: tc.crawl, Worker: tc.worker})
+		saveAll(t, s, savertest.NewPage("http://example.test/", []byte("x")))
+		if err := s.Close(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		entries, _ := os.ReadDir(dir)
+		if len(entries) != 1 {
+			t.Fatalf("%d entries in the directory, want one file", len(entries))
+		}
+		name := entries[0].Name()
+		if !strings.HasPrefix(name, tc.prefix) || !strings.HasSuffix(name, "-00000.warc.gz") || len(name) != len(tc.prefix)+len("20261124000000-00000.warc.gz") {
+			t.Errorf("crawl %q worker %q: file %q, want %s{14-digit timestamp}-00000.warc.gz", tc.crawl, tc.worker, name, tc.prefix)
+		}
+	}
+}
