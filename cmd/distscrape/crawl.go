@@ -269,6 +269,8 @@ func outputLocation(cfg *config.Config, worker string) string {
 		return "redis keys " + expandName(s.Key, cfg.Crawl, worker)
 	case "s3":
 		return fmt.Sprintf("s3://%s/%s%s", s.Bucket, s.Prefix, expandName(s.Key, cfg.Crawl, worker))
+	case "warc":
+		return fmt.Sprintf("WARC files %s/%s-%s-*.warc.gz", s.Dir, cfg.Crawl, worker)
 	default:
 		return fmt.Sprintf("directory %s (%s layout)", s.Dir, s.Layout)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/url"
@@ -111,6 +112,7 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,
 		InScope: inScope, Logger: log,
+		KeepWireBody: cfg.Saver.Kind == "warc", // a WARC stores the bytes as transmitted
 	})
 }
 
@@ -121,6 +123,9 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string) (saver.Sa
 		return saver.None(), nil
 	case "tar":
 		return saver.NewTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
+	case "warc":
+		return saver.NewWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
+			Crawl: cfg.Crawl, Worker: worker, Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
 	case "redis":
 		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker})
 	case "s3":
@@ -129,6 +134,17 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string) (saver.Sa
 	default:
 		return saver.NewFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker})
 	}
+}
+
+// configDigest identifies the config a WARC file was written under, for its
+// warcinfo record: the sha256 of the config as `distscrape check` prints
+// it, secrets redacted, so equal configs give equal digests.
+func configDigest(cfg *config.Config) string {
+	b, err := config.Marshal(cfg.Redacted())
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }
 
 // defaultWorkerID is hostname-pid: unique on a fleet, readable in status.

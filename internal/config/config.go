@@ -94,8 +94,8 @@ type Fetch struct {
 
 // Saver selects and tunes the saver.
 type Saver struct {
-	Kind        string        `yaml:"kind"`        // file (default) | tar | redis | s3 | none
-	Dir         string        `yaml:"dir"`         // file; default "out"
+	Kind        string        `yaml:"kind"`        // file (default) | tar | redis | s3 | warc | none
+	Dir         string        `yaml:"dir"`         // file, warc; default "out"
 	Layout      string        `yaml:"layout"`      // file: mirror (default) | flat
 	Name        string        `yaml:"name"`        // file flat: name template; default "{id}"
 	Path        string        `yaml:"path"`        // tar: default "out/{crawl}-{worker}.tar.gz"
@@ -109,6 +109,9 @@ type Saver struct {
 	PathStyle   bool          `yaml:"path_style"`  // s3
 	Prefix      string        `yaml:"prefix"`      // s3: prepended to every key
 	Concurrency int           `yaml:"concurrency"` // s3: parallel uploads; default 16
+	MaxSize     Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
+	Revisits    bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
+	CDX         bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
 }
 
 // Log configures log/slog.

@@ -20,6 +20,7 @@ const (
 	DefaultMaxRedirects       = 10
 	DefaultUserAgent          = "distscrape/1"
 	DefaultS3Concurrency      = 16
+	DefaultWARCMaxSize        = GiB
 
 	// DefaultLinkRegex finds href attributes, quoted or not; its one group
 	// is the link.
@@ -84,6 +85,11 @@ func (c *Config) ApplyDefaults() {
 		}
 	case "tar":
 		setStr(&v.Path, "out/{crawl}-{worker}.tar.gz")
+	case "warc":
+		setStr(&v.Dir, "out")
+		if v.MaxSize == 0 {
+			v.MaxSize = DefaultWARCMaxSize
+		}
 	case "redis":
 		setStr(&v.Key, "{crawl}:page:{id}")
 	case "s3":

@@ -113,6 +113,7 @@ func TestDefaults(t *testing.T) {
 		"redis": {Kind: "redis", URL: "redis://h", Key: "{crawl}:page:{id}"},
 		"s3":    {Kind: "s3", Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1", Concurrency: 16},
 		"flat":  {Kind: "file", Dir: "out", Layout: "flat", Name: "{id}"},
+		"warc":  {Kind: "warc", Dir: "out", MaxSize: GiB},
 	}
 	for name, want := range per {
 		c := &Config{Crawl: "x", Saver: Saver{Kind: want.Kind, URL: want.URL, Bucket: want.Bucket, Layout: want.Layout}}

@@ -156,7 +156,7 @@ func (f *Fetch) validate(p *problems) {
 var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 
 func (s *Saver) validate(p *problems) {
-	if !oneOf(p, "saver.kind", s.Kind, "file", "tar", "redis", "s3", "none") {
+	if !oneOf(p, "saver.kind", s.Kind, "file", "tar", "redis", "s3", "warc", "none") {
 		return
 	}
 	switch s.Kind {
@@ -201,6 +201,14 @@ func (s *Saver) validate(p *problems) {
 			p.add("saver.region", "required when saver.kind is s3")
 		}
 		intRange(p, "saver.concurrency", s.Concurrency, 1, 1024)
+	case "warc":
+		if strings.TrimSpace(s.Dir) == "" {
+			p.add("saver.dir", "required when saver.kind is warc")
+		}
+		if s.MaxSize < MiB || s.MaxSize > TiB {
+			// Each file starts with a warcinfo record: tiny files are mostly overhead.
+			p.add("saver.max_size", "%s is out of range (1MiB to 1TiB)", s.MaxSize)
+		}
 	}
 }
 

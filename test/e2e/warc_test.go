@@ -1,0 +1,82 @@
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/test/fixturesite"
+	"github.com/distscrape/distscrape/test/testbin"
+)
+
+// TestMirrorIntoWARC crawls the fixture site into WARC files through the
+// real binary: every page is one response record (or a revisit of an equal
+// payload) holding the body the site served, every file validates with the
+// independent reader, and each has its CDXJ index.
+func TestMirrorIntoWARC(t *testing.T) {
+	site := startSite(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: warc, dir: out, max_size: 1MiB, cdx: true, warc_revisits: true}",
+	}.write(t, dir)
+	r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "solo")
+	if r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	if !strings.Contains(r.Stdout, "WARC files out/e2e-solo-*.warc.gz") {
+		t.Errorf("summary does not say where the WARC files are:\n%s", r.Stdout)
+	}
+	out := filepath.Join(dir, "out")
+	recs, err := warctest.ReadDir(out)
+	if err != nil {
+		t.Fatalf("independent reader: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join(out, "e2e-solo-*.warc.gz"))
+	if len(files) == 0 {
+		t.Fatal("no WARC file written")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(strings.TrimSuffix(f, ".warc.gz") + ".cdxj"); err != nil {
+			t.Errorf("no CDXJ index beside %s: %v", f, err)
+		}
+	}
+	seen := map[string]int{}
+	for _, rec := range recs {
+		switch rec.Type {
+		case "warcinfo":
+			if !strings.Contains(string(rec.Block), "isPartOf: e2e") || !strings.Contains(string(rec.Block), "distscrape-config-digest: sha256:") {
+				t.Errorf("warcinfo %q", rec.Block)
+			}
+			continue
+		case "request":
+			continue
+		}
+		u := rec.Get("WARC-Target-URI")
+		seen[u]++
+		body, _, ok := site.Body(strings.TrimPrefix(u, site.URL()))
+		if !ok {
+			t.Errorf("record of %s, which is no page of the site", u)
+			continue
+		}
+		if rec.Get("WARC-Payload-Digest") != warctest.Digest(body) || (rec.Type == "response" && string(rec.Payload) != string(body)) {
+			t.Errorf("%s record of %s does not hold the served body", rec.Type, u)
+		}
+		if rec.Get("WARC-IP-Address") != "127.0.0.1" || rec.HTTP.StatusCode != 200 {
+			t.Errorf("%s: IP %q, status %d", u, rec.Get("WARC-IP-Address"), rec.HTTP.StatusCode)
+		}
+	}
+	for _, u := range site.Pages() {
+		if seen[u] != 1 {
+			t.Errorf("%s: %d records, want exactly 1", u, seen[u])
+		}
+		delete(seen, u)
+	}
+	if len(seen) > 0 {
+		t.Errorf("records of URLs that are no page: %v", fmt.Sprint(seen))
+	}
+}
