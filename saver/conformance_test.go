@@ -44,6 +44,7 @@ func savers() []saverRow {
 		{name: "redis-zstd", setup: func(t *testing.T) savertest.Factory {
 			return redisTarget(redistest.Start(t, redistest.Options{}), new(atomic.Int32), true)
 		}},
+		{name: "warc", setup: func(*testing.T) savertest.Factory { return warcTarget }},
 	}
 	for _, ext := range tarExts {
 		rows = append(rows, saverRow{name: strings.TrimPrefix(ext, "."), setup: func(*testing.T) savertest.Factory {

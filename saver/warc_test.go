@@ -56,18 +56,16 @@ func newWARC(t testing.TB, cfg saver.WARCConfig) *saver.WARC {
 	return s
 }
 
-func TestWARCConformance(t *testing.T) {
-	t.Parallel()
-	savertest.Run(t, func(t *testing.T) *savertest.Target {
-		dir := t.TempDir()
-		s := newWARC(t, saver.WARCConfig{Dir: dir})
-		return &savertest.Target{
-			Saver:   s,
-			Appends: true,
-			ReadAll: func(t testing.TB) []savertest.Stored { return warcStored(t, dir) },
-			Count:   func(t testing.TB) int { return len(warcStored(t, dir)) },
-		}
-	})
+// warcTarget is a WARC saver on an empty directory, read back with the
+// independent reader.
+func warcTarget(t *testing.T) *savertest.Target {
+	dir := t.TempDir()
+	return &savertest.Target{
+		Saver:   newWARC(t, saver.WARCConfig{Dir: dir}),
+		Appends: true,
+		ReadAll: func(t testing.TB) []savertest.Stored { return warcStored(t, dir) },
+		Count:   func(t testing.TB) int { return len(warcStored(t, dir)) },
+	}
 }
 
 func warcFiles(t testing.TB, dir string) []string {

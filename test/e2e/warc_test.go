@@ -17,7 +17,7 @@ import (
 // payload) holding the body the site served, every file validates with the
 // independent reader, and each has its CDXJ index.
 func TestMirrorIntoWARC(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
