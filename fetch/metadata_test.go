@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"net/url"
 	"testing"
 )
 
@@ -132,6 +133,22 @@ func TestIsMetadata(t *testing.T) {
 	for _, s := range []string{"127.0.0.1", "10.0.0.1", "::1", "fd00:ec2::253", "169.253.255.255", "::ffff:127.0.0.1", "100.100.100.201"} {
 		if isMetadata(netip.MustParseAddr(s)) {
 			t.Errorf("isMetadata(%s) = true", s)
+		}
+	}
+}
+
+// TestLiteralMetadataOddHosts: hosts url.Parse would refuse but a URL built
+// in code can hold (percent-encoded, several trailing dots) are decoded
+// before the check.
+func TestLiteralMetadataOddHosts(t *testing.T) {
+	for _, host := range []string{"%31%36%39.254.169.254", "%30%78a9fea9fe", "169.254.169.254..", "[fd00:ec2::254%25eth0]:80", "METADATA.goog."} {
+		if u := (&url.URL{Scheme: "http", Host: host, Path: "/"}); !literalMetadata(u) {
+			t.Errorf("literalMetadata(%q) = false", host)
+		}
+	}
+	for _, host := range []string{"%31%32%37.0.0.1", "example.org", "169.254.169.254.example.org", "[::1]:80"} {
+		if u := (&url.URL{Scheme: "http", Host: host, Path: "/"}); literalMetadata(u) {
+			t.Errorf("literalMetadata(%q) = true", host)
 		}
 	}
 }
