@@ -131,29 +131,32 @@ func (s *ID) scrape(ctx context.Context, b *budget, item tracker.Item, resp *fet
 	}
 	seen := make(map[string]struct{}, 16)
 	var items []tracker.Item
-	dropped, tooLong := 0, 0
+	var nf notFollowed
 	err := s.id.each(ctx, b, resp.Body, func(raw []byte) bool {
 		if len(items) >= s.maxLinks {
-			dropped++
+			nf.dropped++
 			return true
 		}
-		id := strings.TrimSpace(string(raw))
-		if len(id) > tracker.MaxKeyLen {
-			tooLong++
+		if TrimItem(string(raw)) == "" { // an empty capture is no ID
 			return true
 		}
-		if id == "" || id == item.Key {
+		it, err := IDItem(string(raw))
+		if err != nil {
+			nf.refuse(err)
 			return true
 		}
-		if _, dup := seen[id]; !dup {
-			seen[id] = struct{}{}
-			items = append(items, tracker.Item{Key: id})
+		if it.Key == item.Key {
+			return true
+		}
+		if _, dup := seen[it.Key]; !dup {
+			seen[it.Key] = struct{}{}
+			items = append(items, it)
 		}
 		return true
 	})
 	if err != nil {
 		return nil, err
 	}
-	warnNotFollowed(s.log, "IDs", "id", item.Key, s.maxLinks, dropped, tooLong)
+	nf.warn(s.log, "IDs", "id", item.Key, s.maxLinks)
 	return items, nil
 }

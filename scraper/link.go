@@ -223,11 +223,11 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	baseIn := l.hosts.match(res.Base())
 	seen := make(map[string]struct{}, 64)
 	var items []tracker.Item
-	dropped, tooLong := 0, 0
+	var nf notFollowed
 	var scopeErr error
 	visit := func(raw []byte) bool {
 		if len(items) >= l.maxLinks {
-			dropped++
+			nf.dropped++
 			return true
 		}
 		ref := attrValue(raw)
@@ -238,8 +238,8 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		if err != nil || (u == nil && !baseIn) || (u != nil && !l.hosts.match(u)) {
 			return true
 		}
-		if len(s) > tracker.MaxKeyLen {
-			tooLong++
+		if err := tracker.ValidateKey(s); err != nil { // too long, mostly: normalised URLs are escaped
+			nf.refuse(err)
 			return true
 		}
 		if s == self || s == item.Key {
@@ -268,7 +268,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	if scopeErr != nil {
 		return nil, scopeErr
 	}
-	warnNotFollowed(l.log, "links", "url", item.Key, l.maxLinks, dropped, tooLong)
+	nf.warn(l.log, "links", "url", item.Key, l.maxLinks)
 	return items, nil
 }
 

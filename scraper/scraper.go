@@ -56,16 +56,30 @@ var (
 	_ ScopedScraper = (*ID)(nil)
 )
 
-// warnNotFollowed says what a page offered that is not followed, so nothing
-// is dropped silently: items past max_links, and items too long for a
-// tracker key. noun is "links" or "IDs"; attr names the page's item.
-func warnNotFollowed(log *slog.Logger, noun, attr, key string, maxLinks, dropped, tooLong int) {
-	if dropped > 0 {
-		log.Warn("page has more "+noun+" than max_links; the rest are not followed",
-			attr, key, "max_links", maxLinks, "not_followed_at_least", dropped)
+// notFollowed counts what a page offered that is not followed, so that
+// nothing is dropped silently (warn logs it).
+type notFollowed struct {
+	dropped int   // items past max_links
+	invalid int   // items no tracker takes (tracker.ValidateKey)
+	first   error // why the first invalid one was refused
+}
+
+func (n *notFollowed) refuse(err error) {
+	if n.invalid == 0 {
+		n.first = err
 	}
-	if tooLong > 0 {
-		log.Warn(noun+" longer than a tracker key can be are not followed",
-			attr, key, "max_bytes", tracker.MaxKeyLen, strings.ToLower(noun), tooLong)
+	n.invalid++
+}
+
+// warn logs what was not followed. noun is "links" or "IDs"; attr names the
+// page's item.
+func (n *notFollowed) warn(log *slog.Logger, noun, attr, key string, maxLinks int) {
+	if n.dropped > 0 {
+		log.Warn("page has more "+noun+" than max_links; the rest are not followed",
+			attr, key, "max_links", maxLinks, "not_followed_at_least", n.dropped)
+	}
+	if n.invalid > 0 {
+		log.Warn(noun+" that are not valid tracker keys are not followed",
+			attr, key, strings.ToLower(noun), n.invalid, "first", n.first)
 	}
 }

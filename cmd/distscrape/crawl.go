@@ -224,7 +224,7 @@ func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int,
 	if st.Added > 0 || len(cfg.Scraper.Seeds) == 0 {
 		return 0, nil
 	}
-	items, err := seedItems(cfg, cfg.Scraper.Seeds)
+	items, err := seedItems(cfg, cfg.Scraper.Seeds, configSeedName)
 	if err != nil {
 		return 0, err
 	}

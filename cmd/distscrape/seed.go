@@ -10,12 +10,11 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/urlnorm"
+	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -55,7 +54,7 @@ Examples:
 				}
 				rng = &r
 			}
-			items, err := seedItems(cfg, c.Args().Slice())
+			items, err := seedItems(cfg, c.Args().Slice(), argumentName)
 			if err != nil {
 				return usageError{err}
 			}
@@ -73,7 +72,7 @@ Examples:
 				file = fh
 			}
 			if rng == nil && file == nil && len(items) == 0 {
-				items, err = seedItems(cfg, cfg.Scraper.Seeds)
+				items, err = seedItems(cfg, cfg.Scraper.Seeds, configSeedName)
 				if err != nil {
 					return err
 				}
@@ -117,9 +116,15 @@ Examples:
 }
 
 // seedFile adds one item per line; blank lines are skipped; a bad line
-// stops the seed with its line number (everything before it is added).
+// stops the seed with its line number (everything before it is added). A
+// UTF-8 byte-order mark is dropped (SeedItem); a UTF-16 file is refused at
+// once, where its every line would be invalid UTF-8.
 func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.Reader) (added, total int, err error) {
-	sc := bufio.NewScanner(r)
+	br := bufio.NewReader(r)
+	if head, _ := br.Peek(2); string(head) == "\xff\xfe" || string(head) == "\xfe\xff" {
+		return 0, 0, usagef("line 1: the file is UTF-16 (byte-order mark %X); convert it to UTF-8, one item per line", head)
+	}
+	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 64*1024), maxSeedLine)
 	var batch []tracker.Item
 	flush := func() error {
@@ -136,11 +141,11 @@ func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.R
 	line := 0
 	for sc.Scan() {
 		line++
-		raw := strings.TrimSpace(sc.Text())
+		raw := scraper.TrimItem(sc.Text())
 		if raw == "" || strings.HasPrefix(raw, "#") {
 			continue
 		}
-		it, err := seedItem(cfg, raw)
+		it, err := cfg.Scraper.SeedItem(raw)
 		if err != nil {
 			// Add the good lines read so far, as promised, then stop.
 			if ferr := flush(); ferr != nil {
@@ -166,43 +171,21 @@ func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.R
 	return added, total, flush()
 }
 
-func seedItems(cfg *config.Config, raws []string) ([]tracker.Item, error) {
+// seedItems turns seeds into items; an error names the bad one by name(i).
+func seedItems(cfg *config.Config, raws []string, name func(i int) string) ([]tracker.Item, error) {
 	items := make([]tracker.Item, 0, len(raws))
-	for _, raw := range raws {
-		it, err := seedItem(cfg, strings.TrimSpace(raw))
+	for i, raw := range raws {
+		it, err := cfg.Scraper.SeedItem(raw)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", name(i), err)
 		}
 		items = append(items, it)
 	}
 	return items, nil
 }
 
-// seedItem checks one item: URLs of a link crawl are normalised exactly as
-// discovered links are, so the same page is never two items.
-func seedItem(cfg *config.Config, raw string) (tracker.Item, error) {
-	switch {
-	case raw == "":
-		return tracker.Item{}, errors.New("empty item")
-	case !utf8.ValidString(raw):
-		return tracker.Item{}, fmt.Errorf("item %q is not valid UTF-8", truncate(raw))
-	case strings.ContainsRune(raw, 0):
-		return tracker.Item{}, fmt.Errorf("item %q contains a NUL byte", truncate(raw))
-	case len(raw) > tracker.MaxKeyLen:
-		return tracker.Item{}, fmt.Errorf("item of %d bytes is longer than the limit of %d", len(raw), tracker.MaxKeyLen)
-	}
-	if cfg.Scraper.Kind == "id" {
-		if strings.ContainsAny(raw, " \t") {
-			return tracker.Item{}, fmt.Errorf("ID %q contains whitespace", truncate(raw))
-		}
-		return tracker.Item{Key: raw}, nil
-	}
-	u, err := urlnorm.Normalize(raw)
-	if err != nil {
-		return tracker.Item{}, fmt.Errorf("URL %q: %w", truncate(raw), err)
-	}
-	return tracker.Item{Key: u}, nil
-}
+func argumentName(i int) string   { return fmt.Sprintf("argument %d", i+1) }
+func configSeedName(i int) string { return fmt.Sprintf("scraper.seeds[%d]", i) }
 
 // parseRange parses "A-B" with 0 ≤ A ≤ B < 2^64.
 func parseRange(s string) (tracker.Range, error) {
@@ -232,11 +215,4 @@ func numErr(err error) error {
 		return fmt.Errorf("larger than %d", uint64(math.MaxUint64))
 	}
 	return errors.New("not a non-negative integer")
-}
-
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

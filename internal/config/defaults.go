@@ -2,6 +2,8 @@ package config
 
 import (
 	"time"
+
+	"github.com/distscrape/distscrape/scraper"
 )
 
 // Defaults, as documented on each field of Config.
@@ -46,6 +48,11 @@ func (c *Config) ApplyDefaults() {
 
 	s := &c.Scraper
 	setStr(&s.Kind, "link")
+	for i, seed := range s.Seeds {
+		// What SeedItem drops (a leading byte-order mark, surrounding
+		// space) is not part of the seed, for the scope's hosts either.
+		s.Seeds[i] = scraper.TrimItem(seed)
+	}
 	if s.Kind == "link" {
 		// No default for scope.hosts here: the scraper derives it from the
 		// seeds (host and port), one rule in one place.

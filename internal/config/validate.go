@@ -68,14 +68,13 @@ func (s *Scraper) validate(p *problems) {
 		path := "scraper.seeds[" + strconv.Itoa(i) + "]"
 		switch {
 		case !kindOK:
-		case s.Kind == "link":
-			checkURL(p, path, seed, "http", "https")
-		case strings.TrimSpace(seed) == "":
-			p.add(path, "empty ID")
-		case strings.ContainsFunc(seed, isSpaceOrControl):
-			p.add(path, "ID %s contains whitespace or a control character", quote(seed))
-		case len(seed) > 2048:
-			p.add(path, "ID longer than 2048 bytes")
+		case s.Kind == "link" && checkURL(p, path, seed, "http", "https") == nil:
+			// checkURL said what is wrong (scheme, host, port).
+		default:
+			// The rule of `seed` and of discovered items (scraper.IDItem, URLItem).
+			if _, err := s.SeedItem(seed); err != nil {
+				p.add(path, "%v", err)
+			}
 		}
 	}
 	if s.Kind == "link" && s.LinkRegex == "" {

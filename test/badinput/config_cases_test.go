@@ -42,6 +42,11 @@ func configCases() []hostile {
 		refusedConfig("saver layout", "crawl: bad\nscraper: {kind: link, seeds: ['http://127.0.0.1:1/']}\nsaver: {kind: file, dir: out, layout: tree}\n", "saver.layout"),
 		refusedConfig("saver name placeholder", "crawl: bad\nscraper: {kind: link, seeds: ['http://127.0.0.1:1/']}\nsaver: {kind: file, dir: out, layout: flat, name: '{nope}'}\n", "saver.name"),
 		refusedConfig("log level", good+"log: {level: loud}\n", "log.level"),
+		// scraper.seeds follow the rule of `seed` and of discovered items.
+		refusedConfig("seed URL with a space", "crawl: bad\nscraper: {kind: link, seeds: ['http://127.0.0.1:1/', 'http://127.0.0.1:1/a', 'http://127.0.0.1:1/a b']}\nsaver: {kind: file, dir: out}\n",
+			"scraper.seeds[2]", "whitespace U+0020"),
+		refusedConfig("seed ID with a zero-width space", "crawl: bad\nscraper: {kind: id, seeds: ['1', \"2\\u200b\"], id_regex: '(\\d+)', download_url_fmt: 'http://127.0.0.1:1/{id}'}\nsaver: {kind: file, dir: out}\n",
+			"scraper.seeds[1]", "U+200B"),
 		refusedConfig("duplicate key", good+"crawl: again\n", "crawl"),
 		refusedConfig("NUL bytes", "crawl: bad\x00\x00\nscraper: {kind: link}\n", "crawl.yaml"),
 		refusedConfig("binary garbage", string(bytes.Repeat([]byte{0xff, 0xfe, 0x00, 0x80}, 4096)), "crawl.yaml"),

@@ -40,6 +40,16 @@ func seedFile(name string, lines ...string) func(b *bench) []string {
 
 func args(a ...string) func(*bench) []string { return func(*bench) []string { return a } }
 
+// stdin feeds lines to `seed --file -`.
+func stdin(lines ...string) func(*bench) []string {
+	return func(b *bench) []string {
+		b.cmd.Stdin = strings.Join(lines, "\n")
+		return []string{"--file", "-"}
+	}
+}
+
+const bom = "\ufeff"
+
 func seedCases() []hostile {
 	u := func(i int) string { return fmt.Sprintf("http://127.0.0.1:1/p%d", i) }
 	return []hostile{
@@ -53,6 +63,44 @@ func seedCases() []hostile {
 			2, []string{"line 3", "longer than"}, 2),
 		seedCase("ID with whitespace", true, seedFile("ids.txt", "1", "2", "3 4"),
 			2, []string{"line 3", "whitespace"}, 2),
+		// A byte-order mark is not part of an item, wherever a file's start
+		// lands: the first line, files joined with cat, a comment line,
+		// stdin, $(cat file) as arguments. The second spelling of 101
+		// must add nothing.
+		seedCase("BOM first line", true, seedFile("ids.txt", bom+"101", "101", "102"),
+			0, []string{"added 2 new items of 3"}, 2),
+		seedCase("BOM of a joined file", true, seedFile("ids.txt", "101", bom+"101", "102"),
+			0, []string{"added 2 new items of 3"}, 2),
+		seedCase("BOM before a comment", true, seedFile("ids.txt", bom+"# ids", "101"),
+			0, []string{"added 1 new items of 1"}, 1),
+		seedCase("BOM alone", true, seedFile("ids.txt", bom, "101"),
+			0, []string{"added 1 new items of 1"}, 1),
+		seedCase("BOM on stdin", true, stdin(bom+"101", "101"),
+			0, []string{"added 1 new items of 2"}, 1),
+		seedCase("BOM in an argument", true, args(bom+"101", "101"),
+			0, []string{"added 1 new items of 2"}, 1),
+		seedCase("BOM before a URL", false, seedFile("seeds.txt", bom+u(1), u(1)),
+			0, []string{"added 1 new items of 2"}, 1),
+		seedCase("BOM inside a line", true, seedFile("ids.txt", "101", "10"+bom+"2"),
+			2, []string{"line 2", "byte-order mark"}, 1),
+		seedCase("UTF-16 file", true, func(b *bench) []string {
+			return []string{"--file", b.file("ids.txt", []byte("\xff\xfe1\x000\x001\x00\n\x00"))}
+		}, 2, []string{"line 1", "UTF-16"}, 0),
+		// The characters the tracker refuses are refused here first, with
+		// the line, for IDs and URLs alike (a URL's space is not escaped
+		// into another page).
+		seedCase("control character in an ID", true, seedFile("ids.txt", "1", "2\a"),
+			2, []string{"line 2", "control character U+0007"}, 1),
+		seedCase("C1 control in an ID", true, seedFile("ids.txt", "1", "2\u00853"),
+			2, []string{"line 2", "control character U+0085"}, 1),
+		seedCase("zero-width space in an ID", true, stdin("1", "2\u200b"),
+			2, []string{"line 2", "U+200B"}, 1),
+		seedCase("control character in an argument", true, args("1", "2\x1b[31m"),
+			2, []string{"argument 2", "control character U+001B"}, 0),
+		seedCase("space in a URL", false, seedFile("seeds.txt", u(1), "http://127.0.0.1:1/a b"),
+			2, []string{"line 2", "whitespace U+0020"}, 1),
+		seedCase("bidi override in a URL", false, args("http://127.0.0.1:1/\u202etxt.exe"),
+			2, []string{"argument 1", "U+202E"}, 0),
 		seedCase("range reversed", true, args("--range", "10-1"), 2, []string{"--range", "greater than"}, 0),
 		seedCase("range overflow", true, args("--range", "1-99999999999999999999999"), 2, []string{"--range", "larger than"}, 0),
 		seedCase("range every uint64", true, args("--range", "0-18446744073709551615"), 2, []string{"--range", "overflows"}, 0),
