@@ -50,7 +50,8 @@ func (c *Config) ApplyDefaults() {
 	setStr(&s.Kind, "link")
 	for i, seed := range s.Seeds {
 		// What SeedItem drops (a leading byte-order mark, surrounding
-		// space) is not part of the seed, for the scope's hosts either.
+		// space) is not part of the seed, for the scope the scraper
+		// derives from the seeds either.
 		s.Seeds[i] = scraper.TrimItem(seed)
 	}
 	if s.Kind == "link" {
