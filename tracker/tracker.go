@@ -43,6 +43,15 @@ var (
 	ErrInvalidItem = errors.New("tracker: invalid item")
 	// ErrClosed is returned by calls on a closed tracker.
 	ErrClosed = errors.New("tracker: closed")
+	// ErrReadOnly is returned by the writing calls of a tracker opened
+	// read-only (the status, failed and check commands).
+	ErrReadOnly = errors.New("tracker: opened read-only")
+	// ErrStateLost is returned when the crawl's state vanished under a
+	// running worker (a Redis restarted without persistence, flushed, or the
+	// crawl reset and seeded again): an empty queue then does not mean the
+	// crawl is done. Retrying cannot help; the operator restores the state
+	// or resets and seeds the crawl again.
+	ErrStateLost = errors.New("tracker: crawl state lost")
 )
 
 // Item is one unit of work: a URL (link crawls) or an ID (ID discovery).

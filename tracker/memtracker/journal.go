@@ -21,7 +21,9 @@ import (
 // Both are sequences of frames: [length uint32][CRC-32C uint32][payload].
 // Each call to the tracker appends one frame, so a call is atomic on disk
 // (Complete and its discoveries included). A torn last frame (a crash
-// mid-write) fails its length or checksum check and is ignored. Frames that
+// mid-write) fails its length or checksum check and is ignored; a frame that
+// fails them with a valid frame after it is damage, and the state is refused
+// (ErrDamaged) rather than cut short there. Frames that
 // matter (Add, AddRange, Complete) are fsynced before the call returns;
 // others ride on the next fsync (a kill loses nothing the OS got; a power
 // cut loses at most the attempts and retries since the last sync).
@@ -170,7 +172,7 @@ func readFrame(r io.Reader, buf []byte) ([]byte, error) {
 		return nil, errTorn
 	}
 	n := binary.LittleEndian.Uint32(hdr[:4])
-	if n > maxFrame {
+	if n == 0 || n > maxFrame { // no frame is empty: zeros are a torn end
 		return nil, errTorn
 	}
 	if cap(buf) < int(n) {

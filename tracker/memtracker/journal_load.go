@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"log/slog"
 	"os"
@@ -18,9 +19,15 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
+// ErrDamaged is returned by New and OpenReadOnly for a state file that is
+// damaged rather than torn by a crash: loading it would silently lose items,
+// so nothing is loaded and nothing rewritten.
+var ErrDamaged = errors.New("tracker: state damaged")
+
 // openJournal restores the state from path (snapshot, then journal) and
 // starts journaling to it. A fresh snapshot is written at once, so a crash
-// loop never replays an ever longer journal.
+// loop never replays an ever longer journal. A damaged state is refused
+// before anything is rewritten.
 func (m *Tracker) openJournal(path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("tracker: state: %w", err)
@@ -34,16 +41,11 @@ func (m *Tracker) openJournal(path string) error {
 			_ = lock.Close()
 		}
 	}
-	rp := &replay{m: m, items: map[string]*replayItem{}}
-	gen, err := rp.loadSnapshot(path)
-	if err == nil {
-		err = rp.loadJournal(path+".journal", gen)
-	}
+	gen, err := m.load(path)
 	if err != nil {
 		unlock()
 		return err
 	}
-	rp.finish()
 	m.j = &journal{path: path, gen: gen, lock: lock}
 	if err := m.compact(); err != nil {
 		if m.j.f != nil {
@@ -53,6 +55,21 @@ func (m *Tracker) openJournal(path string) error {
 		return err
 	}
 	return nil
+}
+
+// load rebuilds the state from the snapshot at path and its journal, and
+// returns the snapshot's generation. It writes nothing.
+func (m *Tracker) load(path string) (uint64, error) {
+	rp := &replay{m: m, items: map[string]*replayItem{}}
+	gen, err := rp.loadSnapshot(path)
+	if err == nil {
+		err = rp.loadJournal(path+".journal", gen)
+	}
+	if err != nil {
+		return 0, err
+	}
+	rp.finish()
+	return gen, nil
 }
 
 // replayItem is an item that is not done, while the state is rebuilt.
@@ -96,7 +113,7 @@ func (rp *replay) loadSnapshot(path string) (uint64, error) {
 	for {
 		buf, err = readFrame(r, buf)
 		if err != nil {
-			return 0, fmt.Errorf("tracker: state file %s is damaged (%v): restore it or delete it to start over", path, err)
+			return 0, fmt.Errorf("%w: state file %s (%v): restore it or delete it to start over", ErrDamaged, path, err)
 		}
 		if len(buf) == 1 && buf[0] == opSnapEnd {
 			return gen, nil
@@ -107,9 +124,11 @@ func (rp *replay) loadSnapshot(path string) (uint64, error) {
 	}
 }
 
-// loadJournal replays the journal of generation gen. It stops at the first
-// torn frame, which only a crash mid-write leaves; the fresh journal that
-// openJournal starts leaves that garbage behind.
+// loadJournal replays the journal of generation gen. A frame that fails its
+// checks ends the journal only if it is a torn tail, which a crash mid-write
+// leaves: a short frame, or garbage with no valid frame after it. A bad frame
+// followed by valid ones is damage (a flipped bit, a bad sector): dropping
+// what follows would lose items silently, so the load is refused.
 func (rp *replay) loadJournal(path string, gen uint64) error {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -119,21 +138,28 @@ func (rp *replay) loadJournal(path string, gen uint64) error {
 		return fmt.Errorf("tracker: state: %w", err)
 	}
 	defer func() { _ = f.Close() }()
-	r := bufio.NewReaderSize(f, 1<<20)
-	jgen, err := readHeader(r, journalMagic)
-	if err != nil || jgen != gen {
-		// A header torn at creation, or a journal the snapshot already holds.
-		return nil
+	fr := &frameReader{r: bufio.NewReaderSize(f, 1<<20)}
+	buf, err := fr.next()
+	if err != nil {
+		return rp.badFrame(f, path, 0)
 	}
-	var buf []byte
+	switch jgen, err := parseHeader(buf, journalMagic); {
+	case err != nil:
+		return fmt.Errorf("tracker: state journal %s: %w", path, err)
+	case jgen < gen:
+		return nil // a journal the snapshot already holds (a crash mid-compaction)
+	case jgen > gen:
+		return fmt.Errorf("%w: state journal %s is generation %d but its snapshot is generation %d: the snapshot is missing or older than its journal; restore it (the journal alone is not the whole state)",
+			ErrDamaged, path, jgen, gen)
+	}
 	for {
-		buf, err = readFrame(r, buf)
+		start := fr.off
+		buf, err = fr.next()
 		if err == io.EOF {
 			return nil
 		}
 		if err != nil {
-			slog.Warn("tracker: ignoring the torn end of the state journal (a crash mid-write)", "path", path)
-			return nil // compact() writes a fresh journal: the torn tail is gone
+			return rp.badFrame(f, path, start)
 		}
 		if err := rp.apply(buf); err != nil {
 			return fmt.Errorf("tracker: state journal %s: %w", path, err)
@@ -141,11 +167,67 @@ func (rp *replay) loadJournal(path string, gen uint64) error {
 	}
 }
 
+// badFrame decides what a frame that failed its checks at offset off means:
+// a torn tail (ignored: what follows is the crash's garbage) or damage.
+func (rp *replay) badFrame(f *os.File, path string, off int64) error {
+	st, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("tracker: state: %w", err)
+	}
+	rest, err := io.ReadAll(io.NewSectionReader(f, off, st.Size()-off))
+	if err != nil {
+		return fmt.Errorf("tracker: state: %w", err)
+	}
+	if p := validFrameAfter(rest); p >= 0 {
+		return fmt.Errorf("%w: state journal %s: the frame at byte %d fails its checksum but a valid one follows at byte %d: the file is damaged, not torn by a crash; restore it from a backup (or move it away to start over, losing the crawl's progress since the last snapshot). Nothing was rewritten",
+			ErrDamaged, path, off, off+int64(p))
+	}
+	slog.Warn("tracker: ignoring the torn end of the state journal (a crash mid-write)", "path", path, "offset", off)
+	return nil
+}
+
+// validFrameAfter returns the offset of the first valid frame in b after its
+// first byte, or -1. Real frames are never empty, so the zeros a file system
+// may leave at a torn end do not count as frames.
+func validFrameAfter(b []byte) int {
+	for p := 1; p+8 < len(b); p++ {
+		n := int64(binary.LittleEndian.Uint32(b[p:]))
+		if n == 0 || n > maxFrame || int64(p)+8+n > int64(len(b)) {
+			continue
+		}
+		if crc32.Checksum(b[p+8:p+8+int(n)], crcTable) == binary.LittleEndian.Uint32(b[p+4:]) {
+			return p
+		}
+	}
+	return -1
+}
+
+// frameReader reads frames and counts the bytes they took.
+type frameReader struct {
+	r   io.Reader
+	off int64
+	buf []byte
+}
+
+func (fr *frameReader) next() ([]byte, error) {
+	b, err := readFrame(fr.r, fr.buf)
+	if err != nil {
+		return nil, err
+	}
+	fr.buf = b
+	fr.off += 8 + int64(len(b))
+	return b, nil
+}
+
 func readHeader(r io.Reader, magic string) (uint64, error) {
 	buf, err := readFrame(r, nil)
 	if err != nil {
 		return 0, fmt.Errorf("no valid header: %w", err)
 	}
+	return parseHeader(buf, magic)
+}
+
+func parseHeader(buf []byte, magic string) (uint64, error) {
 	d := decoder{b: buf}
 	if d.byte() != opHeader {
 		return 0, errors.New("no valid header")

@@ -26,3 +26,25 @@ func lockState(path string) (*os.File, error) {
 	}
 	return f, nil
 }
+
+// lockStateShared takes a shared lock on path+".lock" for a reader: readers
+// share it, a running crawl (which holds it exclusively) refuses them. It
+// creates nothing: with no lock file, no crawl ever held the state, and it
+// returns nil.
+func lockStateShared(path string) (*os.File, error) {
+	f, err := os.Open(path + ".lock")
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("tracker: state: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
+		_ = f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, fmt.Errorf("tracker: state %s is in use by a running crawl; it can be read once the crawl has stopped", path)
+		}
+		return nil, fmt.Errorf("tracker: state: locking %s.lock: %w", path, err)
+	}
+	return f, nil
+}

@@ -6,3 +6,6 @@ import "os"
 
 // lockState is a no-op where flock(2) is missing: run one process per state file.
 func lockState(string) (*os.File, error) { return nil, nil }
+
+// lockStateShared is a no-op where flock(2) is missing.
+func lockStateShared(string) (*os.File, error) { return nil, nil }
