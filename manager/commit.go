@@ -161,6 +161,11 @@ func (m *Manager) retry(ctx context.Context, op string, fn func(context.Context)
 			m.log.Warn("lease lost", "op", op, "items", n, "err", err)
 			return n
 		}
+		if errors.Is(err, tracker.ErrStateLost) { // the leases went with the state
+			m.lost.Add(int64(n))
+			m.log.Error("tracker state lost: results dropped", "op", op, "items", n, "err", err)
+			return n
+		}
 		if ctx.Err() != nil {
 			m.log.Error("tracker unreachable; leases will expire and the items be redone", "op", op, "items", n, "err", err)
 			return 0

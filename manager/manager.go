@@ -146,7 +146,9 @@ func (m *Manager) Progress() Summary {
 // cancelled. Cancellation is a graceful stop: no more checkouts, in-flight
 // items get Grace to finish, unstarted leases are released, everything
 // finished is flushed and completed. Run returns a nil error after a
-// graceful stop.
+// graceful stop. A tracker that is unreachable is retried with backoff; one
+// whose state vanished (tracker.ErrStateLost) ends Run with that error, as
+// the queue it would wait on is gone.
 func (m *Manager) Run(ctx context.Context) (Summary, error) {
 	start := time.Now()
 	// Work outlives ctx by the grace period so a stop does not throw away
@@ -227,6 +229,9 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 			if ctx.Err() != nil {
 				return nil
 			}
+			if errors.Is(err, tracker.ErrStateLost) {
+				return fmt.Errorf("manager: checkout: %w", err) // retrying cannot bring it back
+			}
 			d := retry.next()
 			m.log.Warn("checkout failed; retrying", "err", err, "in", d)
 			sleep(ctx, d)
@@ -254,6 +259,9 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 			done, err := m.tr.Done(ctx)
 			if err == nil && done {
 				return nil
+			}
+			if errors.Is(err, tracker.ErrStateLost) {
+				return fmt.Errorf("manager: done: %w", err)
 			}
 			if err != nil && ctx.Err() == nil {
 				m.log.Warn("done check failed", "err", err)

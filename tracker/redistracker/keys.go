@@ -17,6 +17,13 @@ import "strconv"
 //	failinfo  hash   key → "attempts:depth:reason"
 //	stats     hash   counters pending leased delayed done failed added
 //	fpmeta    hash   fingerprint table state: base, load, level, split, n
+//	crawl     string the crawl record: the crawl's id, written by the first
+//	                 Add or AddRange (SET if missing). A worker remembers the
+//	                 id it saw; a record gone or replaced under it means the
+//	                 state vanished (Redis restarted without persistence,
+//	                 FLUSHALL, reset and a new seed): checkout, add and stats
+//	                 then fail with tracker.ErrStateLost instead of reporting
+//	                 an empty queue as a finished crawl. Reset deletes it.
 //
 // Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
 // the same slot because they share the prefix and its hash tag):
@@ -62,7 +69,7 @@ const (
 // crawlKeys are the key names of one crawl.
 type crawlKeys struct {
 	prefix string
-	fixed  []string // KEYS[1..9] of every script
+	fixed  []string // KEYS[1..10] of every script
 }
 
 // Indices into crawlKeys.fixed (KEYS[i+1] in the scripts).
@@ -76,19 +83,20 @@ const (
 	keyFailInfo
 	keyStats
 	keyFPMeta
+	keyCrawl
 )
 
 func newCrawlKeys(crawl string) crawlKeys {
 	p := "distscrape:{" + crawl + "}:"
 	return crawlKeys{prefix: p, fixed: []string{
 		p + "pending", p + "leases", p + "lease", p + "workers", p + "delayed",
-		p + "failed", p + "failinfo", p + "stats", p + "fpmeta",
+		p + "failed", p + "failinfo", p + "stats", p + "fpmeta", p + "crawl",
 	}}
 }
 
 func (k crawlKeys) key(i int) string { return k.fixed[i] }
 
-// withWorker returns the fixed keys plus KEYS[10], the worker's lease set.
+// withWorker returns the fixed keys plus KEYS[11], the worker's lease set.
 func (k crawlKeys) withWorker(worker string) []string {
 	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.workerLeases(worker))
 }

@@ -2,7 +2,9 @@ package redistracker
 
 import (
 	"context"
+	"crypto/rand"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -36,6 +38,9 @@ type Config struct {
 	Client *redis.Client
 	// Logger receives warnings; default slog.Default().
 	Logger *slog.Logger
+	// ReadOnly makes New write nothing (status, failed, check) and the
+	// writing calls return tracker.ErrReadOnly.
+	ReadOnly bool
 	tracker.Options
 
 	// Fingerprint table geometry of a new crawl (tests shrink them to
@@ -69,6 +74,12 @@ type Tracker struct {
 	fpLoad  int
 	scripts scripts
 	closed  atomic.Bool
+	ro      bool
+
+	// The crawl record (keys.go): the id this tracker has seen ("" until it
+	// has seen one) and the id it writes if it seeds a new crawl.
+	crawlID atomic.Pointer[string]
+	freshID string
 }
 
 var _ tracker.Engine = (*Tracker)(nil)
@@ -81,7 +92,8 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if !crawlName.MatchString(cfg.Crawl) {
 		return nil, fmt.Errorf("tracker: crawl name %q: want 1-64 of [A-Za-z0-9._-]", cfg.Crawl)
 	}
-	r := &Tracker{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger}
+	r := &Tracker{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger,
+		ro: cfg.ReadOnly, freshID: newCrawlID()}
 	if r.log == nil {
 		r.log = slog.Default()
 	}
@@ -118,7 +130,11 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if err := r.initFingerprints(ctx, base, load); err != nil {
 		return fail(err)
 	}
-	var err error
+	id, err := r.c.Get(ctx, r.keys.key(keyCrawl)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fail(fmt.Errorf("tracker: redis at %s: read the crawl record: %w", addr, err))
+	}
+	r.crawlID.Store(&id)
 	if r.scripts, err = loadScripts(ctx, r.c); err != nil {
 		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
 	}
@@ -172,14 +188,26 @@ func (r *Tracker) initFingerprints(ctx context.Context, base, load int) error {
 		return fmt.Errorf("tracker: fingerprint geometry base %d load %d: want base in 4..32, a multiple of 4", base, load)
 	}
 	meta := r.keys.key(keyFPMeta)
-	pipe := r.c.TxPipeline()
-	pipe.HSetNX(ctx, meta, "base", base)
-	pipe.HSetNX(ctx, meta, "load", load)
-	get := pipe.HMGet(ctx, meta, "base", "load")
-	if _, err := pipe.Exec(ctx); err != nil {
-		return fmt.Errorf("tracker: redis: read fingerprint geometry: %w", err)
+	var vals []any
+	if r.ro { // write nothing: a crawl with no geometry yet has the defaults
+		v, err := r.c.HMGet(ctx, meta, "base", "load").Result()
+		if err != nil {
+			return fmt.Errorf("tracker: redis: read fingerprint geometry: %w", err)
+		}
+		if v[0] == nil || v[1] == nil {
+			v = []any{base, load}
+		}
+		vals = v
+	} else {
+		pipe := r.c.TxPipeline()
+		pipe.HSetNX(ctx, meta, "base", base)
+		pipe.HSetNX(ctx, meta, "load", load)
+		get := pipe.HMGet(ctx, meta, "base", "load")
+		if cmds, err := pipe.Exec(ctx); err != nil {
+			return fmt.Errorf("tracker: redis: read fingerprint geometry: %w", explain(cmdError(cmds, err)))
+		}
+		vals = get.Val()
 	}
-	vals := get.Val()
 	b, err1 := strconv.Atoi(fmt.Sprint(vals[0]))
 	l, err2 := strconv.Atoi(fmt.Sprint(vals[1]))
 	if err1 != nil || err2 != nil || b < 4 || b > 32 || b%4 != 0 {
@@ -233,26 +261,70 @@ func (r *Tracker) runAt(ctx context.Context, now time.Time, op string, s *redis.
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
 	}
+	if r.ro && op != "stats" && op != "failed" {
+		return nil, fmt.Errorf("tracker: redis %s: %w", op, tracker.ErrReadOnly)
+	}
 	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
 	res, err := s.Run(ctx, r.c, keys, append(head, args...)...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("tracker: redis %s: %w", op, err)
+		if strings.HasPrefix(err.Error(), "STATELOST") {
+			return nil, fmt.Errorf("%w: redis %s: the crawl record %s is gone or replaced (Redis restarted without persistence, was flushed, or the crawl was reset): the crawl's items are no longer in the tracker",
+				tracker.ErrStateLost, op, r.keys.key(keyCrawl))
+		}
+		return nil, fmt.Errorf("tracker: redis %s: %w", op, explain(err))
 	}
 	return res, nil
 }
 
+// seenID is the crawl id this tracker has seen, "" before it has seen one.
+func (r *Tracker) seenID() string { return *r.crawlID.Load() }
+
+// learnID records the crawl id a script returned, the first time.
+func (r *Tracker) learnID(v any) {
+	if id, _ := v.(string); id != "" && r.seenID() == "" {
+		r.crawlID.Store(&id)
+	}
+}
+
+// newCrawlID is the random id of a crawl record this tracker may write.
+func newCrawlID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b) // never fails
+	return hex.EncodeToString(b)
+}
+
+// cmdError returns the first command error of a failed transaction: EXEC
+// only says EXECABORT, the command refused at queueing says why (OOM).
+func cmdError(cmds []redis.Cmder, err error) error {
+	for _, c := range cmds {
+		if cerr := c.Err(); cerr != nil && !strings.HasPrefix(cerr.Error(), "EXECABORT") {
+			return cerr
+		}
+	}
+	return err
+}
+
+// explain adds what to do to the errors an operator can fix.
+func explain(err error) error {
+	if strings.HasPrefix(err.Error(), "OOM ") {
+		return fmt.Errorf("%w (redis is at its maxmemory and, with maxmemory-policy noeviction, refuses writes: raise maxmemory or free memory, then retry; nothing was written)", err)
+	}
+	return err
+}
+
 // Stats returns the counters the scripts maintain: O(1).
 func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
-	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.fixed)
+	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.fixed, r.seenID())
 	if err != nil {
 		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
-	if len(v) != 8 {
+	if len(v) != 9 {
 		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
-	n := make([]int64, len(v))
-	for i := range v {
+	r.learnID(v[8])
+	n := make([]int64, 8)
+	for i := range n {
 		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
 			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
@@ -297,6 +369,9 @@ func (r *Tracker) Reset(ctx context.Context) error {
 	if r.closed.Load() {
 		return tracker.ErrClosed
 	}
+	if r.ro {
+		return fmt.Errorf("tracker: redis reset: %w", tracker.ErrReadOnly)
+	}
 	iter := r.c.Scan(ctx, 0, r.keys.pattern(), 1000).Iterator()
 	var batch []string
 	for iter.Next(ctx) {
@@ -315,6 +390,8 @@ func (r *Tracker) Reset(ctx context.Context) error {
 			return fmt.Errorf("tracker: redis reset: %w", err)
 		}
 	}
+	none := ""
+	r.crawlID.Store(&none) // the crawl record is gone with the rest: a new seed starts a new crawl
 	return nil
 }
 

@@ -208,8 +208,12 @@ func TestRedisNeverWipes(t *testing.T) {
 	if s, err := other.Stats(b.ctx); err != nil || s.Pending != 1 {
 		t.Fatalf("Reset touched another crawl: %+v, %v", s, err)
 	}
-	// The reset crawl starts afresh.
-	if n := b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "1"}); n != 2 {
-		t.Fatalf("after Reset, Add = %d new, want 2", n)
+	// The reset crawl starts afresh; a tracker that worked on it before the
+	// reset finds its state gone rather than a new crawl to mix into.
+	if n, err := again.Add(b.ctx, []tracker.Item{{Key: "a"}, {Key: "1"}}); err != nil || n != 2 {
+		t.Fatalf("after Reset, Add = %d new (%v), want 2", n, err)
+	}
+	if _, err := b.tr.Add(b.ctx, []tracker.Item{{Key: "c"}}); !errors.Is(err, tracker.ErrStateLost) {
+		t.Fatalf("Add by a tracker from before the reset: err = %v, want ErrStateLost", err)
 	}
 }

@@ -34,7 +34,8 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	for len(items) > 0 {
 		chunk := items[:min(addChunk, len(items))]
 		items = items[len(chunk):]
-		args := make([]any, 0, 4*len(chunk))
+		args := make([]any, 0, 2+4*len(chunk))
+		args = append(args, r.seenID(), r.freshID)
 		for _, it := range chunk {
 			args = r.appendItem(args, it)
 		}
@@ -42,7 +43,12 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 		if err != nil {
 			return total, err
 		}
-		n, _ := res.(int64)
+		v, _ := res.([]any)
+		if len(v) != 2 {
+			return total, fmt.Errorf("tracker: redis add: unexpected reply %v", res)
+		}
+		r.learnID(v[1])
+		n, _ := v[0].(int64)
 		total += int(n)
 	}
 	return total, nil
@@ -70,9 +76,11 @@ func (r *Tracker) AddRange(ctx context.Context, rg tracker.Range) error {
 	}
 	for _, p := range parts {
 		n := strconv.FormatUint(p.hi-p.lo+1, 10)
-		if _, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, rangeEntry(p.tag, p.lo, p.hi), n); err != nil {
+		res, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, rangeEntry(p.tag, p.lo, p.hi), n, r.seenID(), r.freshID)
+		if err != nil {
 			return err
 		}
+		r.learnID(res)
 	}
 	return nil
 }
@@ -91,16 +99,18 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 		_, _ = rand.Read(nonce) // never fails
 		now := r.opts.Clock.Now()
 		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.withWorker(worker),
-			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget)
+			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget,
+			r.seenID(), r.freshID)
 		if err != nil {
 			return out, err
 		}
 		v, _ := res.([]any)
-		if len(v) == 0 || (len(v)-1)%4 != 0 {
+		if len(v) < 2 || (len(v)-2)%4 != 0 {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
+		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
-		for i := 1; i+3 < len(v); i += 4 {
+		for i := 2; i+3 < len(v); i += 4 {
 			token, _ := v[i].(string)
 			key, _ := v[i+1].(string)
 			depth, _ := v[i+2].(int64)

@@ -2,12 +2,15 @@
 -- and due delayed items are moved back to pending first (a bounded number).
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
--- KEYS: lib.lua's 1-9; KEYS[10] wl:<worker>.
+-- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>.
 -- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 token prefix (random per
---   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most).
--- Returns {more, token1, key1, depth1, attempts1, ...}; more is 1 when the
---   scan budget ran out before n items were found (seen IDs of a range were
---   skipped): call again.
+--   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most);
+--   12 the crawl id seen, 13 a fresh id (check_crawl: a crawl seeded before
+--   records existed gets one).
+-- Returns {more, crawl id, token1, key1, depth1, attempts1, ...}; more is 1
+--   when the scan budget ran out before n items were found (seen IDs of a
+--   range were skipped): call again. STATE_LOST when the crawl's state
+--   vanished: an empty queue must not pass for a finished crawl.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
 --   calls per batch, not per item.
@@ -16,11 +19,13 @@ local deadline = itoa(NOW + tonumber(ARGV[7]))
 local worker, tprefix = ARGV[8], ARGV[9]
 local rq = tonumber(ARGV[10])
 local budget = tonumber(ARGV[11])
+local id = check_crawl(ARGV[12], ARGV[13], false)
+if not id then return redis.error_reply(STATE_LOST) end
 
 requeue_expired(rq)
 promote_delayed(rq)
 
-local out = {0}
+local out = {0, id}
 local count = 0
 local recs, zargs, toks = {}, {}, {}
 local function lease(key, depth, attempts)
@@ -114,7 +119,7 @@ if count < n and budget <= 0 then out[1] = 1 end
 if count > 0 then
   call_multi('HSET', K_LEASE, recs, 1000)
   call_multi('ZADD', K_LEASES, zargs, 1000)
-  call_multi('SADD', KEYS[10], toks, 1000)
+  call_multi('SADD', KEYS[11], toks, 1000)
   D.leased = D.leased + count
   D.pending = D.pending - count
 end

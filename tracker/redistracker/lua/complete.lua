@@ -1,6 +1,6 @@
 -- complete.lua: mark held leases done and add the items discovered in them,
 -- atomically: a lost lease changes nothing and its discoveries are dropped.
--- KEYS: lib.lua's 1-9.
+-- KEYS: lib.lua's 1-10.
 -- ARGV: lib.lua's 1-5; then per completion: token, key, m (discoveries),
 --   then m × (kind, a, b, entry) as in add.lua.
 -- Returns the keys of the lost leases.

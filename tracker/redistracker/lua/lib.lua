@@ -12,7 +12,8 @@
 --   KEYS[7] failinfo  hash key -> "attempts:depth:reason"
 --   KEYS[8] stats     hash of counters: pending leased delayed done failed added
 --   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
---   KEYS[10]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
+--   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
+--   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
 --   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (documented in
 --           keys.go: id:<shard>, fp:<bucket>, wl:<worker>; all in the crawl's slot)
 --   ARGV[2] now (ms)   ARGV[3] fingerprint base level   ARGV[4] fingerprint bucket load
@@ -39,6 +40,7 @@ local S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM),
 
 local K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+local K_CRAWL = KEYS[10]
 local PREFIX = ARGV[1]
 local NOW = tonumber(ARGV[2])
 local FP_BASE = tonumber(ARGV[3])
@@ -426,6 +428,34 @@ local function flush()
     if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
   end
   fp_flush()
+end
+
+-- ---- the crawl record ----
+
+-- STATE_LOST is the error reply of a script that finds the crawl's state
+-- gone (the Go side maps it to tracker.ErrStateLost); it writes nothing.
+local STATE_LOST = 'STATELOST the crawl record is gone or belongs to another crawl'
+
+-- check_crawl returns the crawl's id, or nil when the state vanished under
+-- the caller: it has seen the id `seen` ('' if it has not seen one yet) and
+-- the record is now gone or holds another id (a Redis restarted without
+-- persistence, a FLUSHALL, a reset and a new seed). With `create` (add), or
+-- for a crawl with items but no record (one seeded before records existed),
+-- a missing record is written with the id `fresh`. Without an id seen, an
+-- empty Redis is a crawl not seeded yet: nothing can tell it from a lost one.
+-- Cost: O(1).
+local function check_crawl(seen, fresh, create)
+  local cur = redis.call('GET', K_CRAWL)
+  if cur then
+    if seen ~= '' and cur ~= seen then return nil end
+    return cur
+  end
+  if seen ~= '' then return nil end
+  if create or tonumber(redis.call('HGET', K_STATS, 'added') or '0') > 0 then
+    redis.call('SET', K_CRAWL, fresh)
+    return fresh
+  end
+  return ''
 end
 
 -- ---- the operation ----

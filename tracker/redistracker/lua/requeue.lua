@@ -2,7 +2,7 @@
 -- leases and the due delayed items ('expired'), one worker's leases
 -- ('worker'), or the dead letters with their attempts reset ('failed'). A
 -- lease that used its last attempt goes to failed ("lease expired").
--- KEYS: lib.lua's 1-9; KEYS[10] wl:<worker> ('worker' mode).
+-- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker> ('worker' mode).
 -- ARGV: lib.lua's 1-5; 6 mode; 7 limit (> 0).
 -- Returns how many items moved. The caller loops while it gets `limit`.
 -- Cost: O(limit × log(leases)): never a scan of the queue.
@@ -12,7 +12,7 @@ if mode == 'expired' then
   n = requeue_expired(limit)
   n = n + promote_delayed(limit - n)
 elseif mode == 'worker' then
-  local toks = redis.call('SMEMBERS', KEYS[10])
+  local toks = redis.call('SMEMBERS', KEYS[11])
   for i = 1, math.min(limit, #toks) do n = n + requeue_token(toks[i]) end
 elseif mode == 'failed' then
   for _, k in ipairs(redis.call('ZRANGE', K_FAILED, 0, limit - 1)) do

@@ -1,14 +1,20 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
--- KEYS: 4 workers, 8 stats.
--- ARGV: lib.lua's 1-5.
--- Returns {pending, leased, delayed, done, failed, added, workers, next due}
--- as strings; next due is the first delayed entry's due time (ms), 0 if none.
+-- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl.
+-- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
+-- Returns {pending, leased, delayed, done, failed, added, workers, next due,
+--   crawl id} as strings; next due is the first delayed entry's due time
+--   (ms), 0 if none. STATE_LOST when the crawl's state vanished (Done reads
+--   these counters: all zero then must not pass for a finished crawl). It
+--   writes nothing.
 -- Cost: O(log(workers) + log(delayed)): counters are maintained by the other
 -- scripts, and the delayed zset's first entry is read without a scan.
+local id = redis.call('GET', K_CRAWL)
+if ARGV[6] ~= '' and id ~= ARGV[6] then return redis.error_reply(STATE_LOST) end
 local v = redis.call('HMGET', K_STATS, unpack(STAT_FIELDS))
 local out = {}
 for i = 1, #STAT_FIELDS do out[i] = v[i] or '0' end
 out[#out + 1] = tostring(redis.call('ZCOUNT', K_WORKERS, '(' .. ARGV[2], '+inf'))
 local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
 out[#out + 1] = first[2] or '0'
+out[#out + 1] = id or ''
 return out
