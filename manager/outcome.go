@@ -2,6 +2,7 @@ package manager
 
 import (
 	"errors"
+	"unicode/utf8"
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/tracker"
@@ -18,13 +19,17 @@ const maxReason = 512
 // says nothing about its outcome is retryable: a transient fault must not
 // become a dead letter.
 func failure(lease tracker.Lease, err error) tracker.Failure {
-	f := tracker.Failure{Lease: lease, Reason: err.Error()}
+	f := tracker.Failure{Lease: lease, Reason: tracker.OneLine(err.Error())}
 	var o fetch.Outcome
 	if errors.As(err, &o) {
 		f.Final, f.RetryAfter = o.Final(), o.RetryAfter()
 	}
 	if len(f.Reason) > maxReason {
-		f.Reason = f.Reason[:maxReason] + "…"
+		cut := maxReason
+		for cut > 0 && !utf8.RuneStart(f.Reason[cut]) { // never half a character
+			cut--
+		}
+		f.Reason = f.Reason[:cut] + "…"
 	}
 	return f
 }

@@ -90,7 +90,7 @@ type Completion struct {
 // Failure is a lease that did not succeed.
 type Failure struct {
 	Lease  Lease
-	Reason string // the last error, kept with the item if it ends in failed
+	Reason string // the last error, kept (as OneLine makes it) with the item if it ends in failed
 	// Final means never retry: the item goes straight to failed.
 	Final bool
 	// RetryAfter is the least delay before a retry (an HTTP Retry-After); the

@@ -335,7 +335,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 			}
 			m.drop(ml)
 			if f.Final || int(ml.item.attempts) >= m.opts.MaxAttempts {
-				m.toFailed(ml.item, f.Reason, now)
+				m.toFailed(ml.item, tracker.OneLine(f.Reason), now)
 				continue
 			}
 			due := now.Add(m.opts.Backoff(int(ml.item.attempts), f.RetryAfter))

@@ -215,7 +215,7 @@ func (r *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 			final = "1"
 		}
 		delay := r.opts.Backoff(f.Lease.Attempts, f.RetryAfter)
-		args = append(args, string(f.Lease.Token), f.Lease.Key, final, delay.Milliseconds(), f.Reason)
+		args = append(args, string(f.Lease.Token), f.Lease.Key, final, delay.Milliseconds(), tracker.OneLine(f.Reason))
 	}
 	res, err := r.run(ctx, "fail", r.scripts.fail, r.keys.fixed, args...)
 	if err != nil {

@@ -86,6 +86,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"RetryAfterCapped", testRetryAfterCapped},
 		{"MaxAttempts", testMaxAttempts},
 		{"FinalFailure", testFinalFailure},
+		{"ReasonOneLine", testReasonOneLine},
 		{"Release", testRelease},
 		{"RequeueWorker", testRequeueWorker},
 		{"RequeueFailed", testRequeueFailed},
