@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"text/tabwriter"
 	"time"
 
@@ -36,7 +37,7 @@ func requeueCommand() *cli.Command {
 					return usagef("--worker: %w", err)
 				}
 			}
-			tr, err := adminTracker(c, "requeue")
+			tr, err := adminTracker(c, "requeue", false)
 			if err != nil {
 				return err
 			}
@@ -61,7 +62,7 @@ func statusCommand() *cli.Command {
 			&cli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "refresh interval with --watch"},
 		},
 		Action: func(c *cli.Context) error {
-			tr, err := adminTracker(c, "status")
+			tr, err := adminTracker(c, "status", true)
 			if err != nil {
 				return err
 			}
@@ -70,6 +71,11 @@ func statusCommand() *cli.Command {
 				st, err := tr.Stats(c.Context)
 				if err != nil {
 					return fmt.Errorf("status: %w", err)
+				}
+				if st.Added == 0 {
+					// Nothing tells a crawl not seeded yet from one whose
+					// state vanished before anyone looked: say both.
+					fmt.Fprintln(os.Stderr, "status: the tracker holds no item of this crawl: it was not seeded yet, or its state is gone (a Redis restarted without persistence, a deleted state file)")
 				}
 				return printStatus(os.Stdout, st, nil, c.Bool("json"))
 			}
@@ -140,7 +146,7 @@ func failedCommand() *cli.Command {
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all)"},
 		},
 		Action: func(c *cli.Context) error {
-			tr, err := adminTracker(c, "failed")
+			tr, err := adminTracker(c, "failed", true)
 			if err != nil {
 				return err
 			}
@@ -160,7 +166,13 @@ func failedCommand() *cli.Command {
 				return nil
 			}
 			for _, it := range items {
-				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", it.Key, it.Attempts, it.At.UTC().Format(time.RFC3339), it.Reason)
+				// One line per item, even for state written before reasons
+				// were stored as one line, or a key with control characters.
+				key := it.Key
+				if tracker.OneLine(key) != key {
+					key = strconv.Quote(key)
+				}
+				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", key, it.Attempts, it.At.UTC().Format(time.RFC3339), tracker.OneLine(it.Reason))
 			}
 			fmt.Fprintf(os.Stderr, "%d dead letters; retry them with: distscrape requeue --failed\n", len(items))
 			return nil
@@ -180,7 +192,7 @@ func resetCommand() *cli.Command {
 			if !c.Bool("yes") {
 				return usagef("reset deletes every item, lease and dead letter of the crawl: add --yes to confirm")
 			}
-			tr, err := adminTracker(c, "reset")
+			tr, err := adminTracker(c, "reset", false)
 			if err != nil {
 				return err
 			}
@@ -217,7 +229,7 @@ func checkCommand() *cli.Command {
 			fmt.Fprintf(os.Stdout, "config ok: crawl %q, %s tracker, %s scraper, %s saver\n", cfg.Crawl, cfg.Tracker.Kind, cfg.Scraper.Kind, cfg.Saver.Kind)
 			ctx, cancel := context.WithTimeout(c.Context, 30*time.Second)
 			defer cancel()
-			tr, err := openTracker(ctx, cfg)
+			tr, err := openReadOnly(ctx, cfg)
 			if err != nil {
 				return fmt.Errorf("tracker: %w", err)
 			}
@@ -243,16 +255,20 @@ func checkCommand() *cli.Command {
 	}
 }
 
-func adminTracker(c *cli.Context, cmd string) (tracker.Engine, error) {
+// adminTracker opens the shared tracker of an operator's command;
+// readOnly for those that only look.
+func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, error) {
 	cfg, err := loadConfig(c)
 	if err != nil {
 		return nil, err
 	}
-	tr, err := sharedTracker(c.Context, cfg, cmd)
-	if err != nil {
+	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
-	return tr, nil
+	if readOnly {
+		return openReadOnly(c.Context, cfg)
+	}
+	return openTracker(c.Context, cfg)
 }
 
 func completionCommand() *cli.Command {

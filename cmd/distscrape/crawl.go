@@ -139,6 +139,9 @@ func runWorker(c *cli.Context, single bool) error {
 	prog := startProgress(ctx, tr, mgr, log, !c.Bool("no-progress"))
 	sum, runErr := mgr.Run(ctx)
 	prog.stop()
+	if errors.Is(runErr, tracker.ErrStateLost) {
+		runErr = fmt.Errorf("%w; the crawl is NOT done: restore Redis from its AOF or RDB file and start the workers again, or start over with `distscrape reset --yes` and `distscrape seed`", runErr)
+	}
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if err := sv.Close(closeCtx); err != nil {
@@ -154,7 +157,14 @@ func runWorker(c *cli.Context, single bool) error {
 		}
 	}
 	st, stErr := tr.Stats(closeCtx)
-	printSummary(os.Stdout, cfg, worker, sum, st, stErr, ctx.Err() != nil)
+	state := "crawl done"
+	switch {
+	case errors.Is(runErr, tracker.ErrStateLost):
+		state = "crawl state lost, NOT done"
+	case ctx.Err() != nil:
+		state = "stopped by signal"
+	}
+	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
 		switch {
@@ -235,11 +245,7 @@ func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int,
 	return n, nil
 }
 
-func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, stopped bool) {
-	state := "crawl done"
-	if stopped {
-		state = "stopped by signal"
-	}
+func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state string) {
 	rate := 0.0
 	if s.Elapsed > 0 {
 		rate = float64(s.Saved) / s.Elapsed.Seconds()

@@ -68,6 +68,20 @@ func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error
 	}
 }
 
+// openReadOnly opens the tracker for the commands that only look (status,
+// failed, check): they never write its state, so a look at a damaged memory
+// state cannot make a loss permanent, and a look at Redis creates no key.
+func openReadOnly(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
+	switch {
+	case cfg.Tracker.Kind == "redis":
+		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), ReadOnly: true})
+	case cfg.Tracker.State == "":
+		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg)}) // nothing on disk to write
+	default:
+		return memtracker.OpenReadOnly(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
+	}
+}
+
 // sharedTracker is openTracker for the commands that only make sense on a
 // tracker other processes can see.
 func sharedTracker(ctx context.Context, cfg *config.Config, cmd string) (tracker.Engine, error) {
