@@ -24,7 +24,7 @@ var readOnlyCommands = [][]string{{"status"}, {"status", "--json"}, {"failed"}, 
 // crawl's state files and on Redis, before and after a crawl, and checks
 // that the state is byte for byte (and, for files, mtime for mtime) as it was.
 func TestReadOnlyCommandsWriteNothing(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 40, NotFound: 2})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 40, NotFound: 2})
 	rs := redistest.Start(t, redistest.Options{})
 	for _, tc := range []struct {
 		name    string
