@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // journalOf writes a state whose journal holds a header and one frame per
@@ -20,7 +21,7 @@ import (
 func journalOf(t *testing.T, n int) (snap, journal []byte, frames []int64) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "state")
-	m := openState(t, path, &testClock{now: time.Unix(1_900_000_000, 0)})
+	m := openState(t, path, trackertest.NewClock(time.Unix(1_900_000_000, 0)))
 	for i := range n {
 		if _, err := m.Add(context.Background(), []tracker.Item{{Key: "k" + strconv.Itoa(i)}}); err != nil {
 			t.Fatal(err)
@@ -193,7 +194,7 @@ func TestReadOnly(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "state")
-	clock := &testClock{now: time.Unix(1_900_000_000, 0)}
+	clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
 	m := openState(t, path, clock)
 	buildState(t, m, clock)
 	if _, err := OpenReadOnly(Config{StatePath: path}); err == nil {
