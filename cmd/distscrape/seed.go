@@ -30,6 +30,9 @@ func seedCommand(stdin io.Reader) *cli.Command {
 		Usage:     "add items (URLs or IDs) to the crawl",
 		ArgsUsage: "[ITEM...]",
 		Description: `Items already seen are ignored, so seeding twice is harmless.
+Every item, whatever its source, follows one rule: no whitespace, control or
+invisible character (a leading UTF-8 byte-order mark is dropped); a bad item
+stops the seed, naming its line or argument.
 Examples:
    distscrape seed -c fleet.yaml https://example.org/
    distscrape seed -c ids.yaml --file ids.txt      # one item per line; - reads stdin
@@ -187,7 +190,8 @@ func seedItems(cfg *config.Config, raws []string, name func(i int) string) ([]tr
 func argumentName(i int) string   { return fmt.Sprintf("argument %d", i+1) }
 func configSeedName(i int) string { return fmt.Sprintf("scraper.seeds[%d]", i) }
 
-// parseRange parses "A-B" with 0 ≤ A ≤ B < 2^64.
+// parseRange parses "A-B" with 0 ≤ A ≤ B < 2^64 and at most
+// tracker.MaxRangeLen IDs.
 func parseRange(s string) (tracker.Range, error) {
 	a, b, ok := strings.Cut(s, "-")
 	if !ok {
@@ -207,7 +211,9 @@ func parseRange(s string) (tracker.Range, error) {
 	if lo == 0 && hi == math.MaxUint64 {
 		return tracker.Range{}, errors.New("a range cannot cover every uint64 (its length overflows)")
 	}
-	return tracker.Range{Lo: lo, Hi: hi}, nil
+	r := tracker.Range{Lo: lo, Hi: hi}
+	// The trackers' own limit, refused here as bad usage before any work.
+	return r, tracker.ValidateRange(r)
 }
 
 func numErr(err error) error {

@@ -104,6 +104,10 @@ func seedCases() []hostile {
 		seedCase("range reversed", true, args("--range", "10-1"), 2, []string{"--range", "greater than"}, 0),
 		seedCase("range overflow", true, args("--range", "1-99999999999999999999999"), 2, []string{"--range", "larger than"}, 0),
 		seedCase("range every uint64", true, args("--range", "0-18446744073709551615"), 2, []string{"--range", "overflows"}, 0),
+		seedCase("range longer than the trackers take", true, args("--range", "0-1152921504606846976"),
+			2, []string{"--range", "more than 2^60 IDs"}, 0),
+		seedCase("range of huge IDs longer than the trackers take", true, args("--range", "4611686018427387904-5764607523034234880"),
+			2, []string{"--range", "more than 2^60 IDs"}, 0),
 		seedCase("range not numbers", true, args("--range", "a-b"), 2, []string{"--range", "not a non-negative integer"}, 0),
 		seedCase("range on a link crawl", false, args("--range", "1-10"), 2, []string{"--range", "kind: id"}, 0),
 	}

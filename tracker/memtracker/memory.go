@@ -119,7 +119,7 @@ func (m *Tracker) Add(ctx context.Context, items []tracker.Item) (n int, err err
 	return n, err
 }
 
-// addLocked adds the new items to pending; the caller commits.
+// addLocked adds the new items to pending; the caller journals them (update).
 func (m *Tracker) addLocked(items []tracker.Item) int {
 	n := 0
 	for _, it := range items {
