@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,6 +12,8 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/distscrape/distscrape/internal/redact"
 )
 
 // RedisConfig configures the Redis saver.
@@ -82,7 +83,7 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		// The parse error may quote the URL, password included.
-		return nil, configErr("saver.url", "not a valid redis:// or rediss:// URL (%s)", redactURL(cfg.URL))
+		return nil, configErr("saver.url", "not a valid redis:// or rediss:// URL (%s): %v", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
 	}
 	key := cfg.Key
 	if key == "" {
@@ -104,18 +105,9 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	}
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		r.c.Close()
-		return nil, fmt.Errorf("redis saver: cannot reach %s: %w", redactURL(cfg.URL), err)
+		return nil, fmt.Errorf("redis saver: cannot reach %s: %w", redact.URL(cfg.URL), err)
 	}
 	return r, nil
-}
-
-// redactURL shows a URL without its password; an unparsable one not at all.
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // Key returns the Redis key of p.

@@ -121,14 +121,19 @@ func TestRedisBadConfig(t *testing.T) {
 		{saver.RedisConfig{URL: "redis://:s3cret-pw@127.0.0.1:%zz/"}, "saver.url"},
 		{saver.RedisConfig{URL: srv.URL(0), Key: "{crawl}:{nope}"}, "unknown placeholder {nope}"},
 		{saver.RedisConfig{URL: strings.Replace(srv.URL(0), "s3cret-pw", "wrong-pw", 1)}, "WRONGPASS"},
-		{saver.RedisConfig{URL: "redis://:s3cret-pw@127.0.0.1:" + strconv.Itoa(free) + "/0"}, "cannot reach redis://:xxxxx@127.0.0.1"},
+		{saver.RedisConfig{URL: "redis://:s3cret-pw@127.0.0.1:" + strconv.Itoa(free) + "/0"}, "cannot reach redis://xxxxx@127.0.0.1"},
+		// A password the parser cuts in two must not be half printed.
+		{saver.RedisConfig{URL: "redis://u:s3c#ret-pw@127.0.0.1:1/0"}, "saver.url"},
+		{saver.RedisConfig{URL: "redis://u:s3c/ret-pw@127.0.0.1:1/0"}, "saver.url"},
+		{saver.RedisConfig{URL: "redis://u:s3c?ret-pw@127.0.0.1:1/0"}, "saver.url"},
+		{saver.RedisConfig{URL: "redis://u:s3c ret-pw@127.0.0.1:1/0"}, "saver.url"},
 	} {
 		_, err := saver.NewRedis(ctx, c.cfg)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("NewRedis(%q) = %v, want an error containing %q", c.cfg.URL, err, c.want)
 			continue
 		}
-		if strings.Contains(err.Error(), "s3cret-pw") || strings.Contains(err.Error(), "wrong-pw") {
+		if strings.Contains(err.Error(), "s3c") || strings.Contains(err.Error(), "ret-pw") || strings.Contains(err.Error(), "wrong-pw") {
 			t.Errorf("error shows the password: %v", err)
 		}
 	}

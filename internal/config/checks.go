@@ -11,9 +11,11 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/dlclark/regexp2/syntax"
+
+	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
-	"github.com/dlclark/regexp2/syntax"
 )
 
 // oneOf reports whether v is one of allowed, adding a problem if not.
@@ -89,11 +91,7 @@ func checkURL(p *problems, path, raw string, schemes ...string) *url.URL {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
-		}
-		p.add(path, "invalid URL: %v", err)
+		p.add(path, "invalid URL: %v", redact.ParseError(raw, url.Parse))
 		return nil
 	}
 	switch {
@@ -116,9 +114,24 @@ func checkURL(p *problems, path, raw string, schemes ...string) *url.URL {
 	return u
 }
 
+// checkCredentialURL is checkURL for a URL that may carry a password
+// (tracker.url, saver.url, saver.endpoint, fetch.proxies): an '@' after the
+// host is a password with '/', '?' or '#' that the parser took for a path,
+// and what follows would be quoted as a port or a database.
+func checkCredentialURL(p *problems, path, raw string, schemes ...string) *url.URL {
+	if i := strings.Index(raw, "://"); i >= 0 {
+		rest := raw[i+3:]
+		if at, end := strings.LastIndexByte(rest, '@'), strings.IndexAny(rest, "/?#"); end >= 0 && at > end {
+			p.add(path, "invalid URL: %v", redact.ErrUserinfo)
+			return nil
+		}
+	}
+	return checkURL(p, path, raw, schemes...)
+}
+
 // checkRedisURL checks a redis:// or rediss:// URL and its database number.
 func checkRedisURL(p *problems, path, raw string) {
-	u := checkURL(p, path, raw, "redis", "rediss")
+	u := checkCredentialURL(p, path, raw, "redis", "rediss")
 	if u == nil {
 		return
 	}

@@ -29,6 +29,8 @@ type Config struct {
 	Saver   Saver   `yaml:"saver"`
 	Log     Log     `yaml:"log"`
 	Metrics Metrics `yaml:"metrics"`
+
+	secrets []string // the values of ${VAR} references: see Redactor
 }
 
 // Tracker selects and tunes the tracker.

@@ -3,6 +3,8 @@ package config
 import (
 	"errors"
 	"fmt"
+
+	"github.com/distscrape/distscrape/internal/redact"
 )
 
 // ErrInvalid is wrapped by every error Load, Parse, Decode and Validate
@@ -38,6 +40,8 @@ type problems struct {
 	lines map[string]int // key path -> line, from the YAML source
 	list  []*FieldError
 	seen  map[string]bool // paths already reported while decoding
+	// secrets are the ${VAR} values read so far: no message may show one.
+	secrets []string
 }
 
 // add records a validation problem, unless decoding already reported one
@@ -75,8 +79,10 @@ func (p *problems) err() error {
 	if len(p.list) == 0 {
 		return nil
 	}
+	red := redact.New(p.secrets...)
 	errs := make([]error, len(p.list))
 	for i, e := range p.list {
+		e.Msg = red.String(e.Msg)
 		errs[i] = e
 	}
 	if len(errs) == 1 {

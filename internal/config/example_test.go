@@ -38,7 +38,7 @@ fetch: {headers: {Authorization: "Bearer abc"}}
 	fmt.Println(r.Tracker.URL)
 	fmt.Println(r.Fetch.Headers["Authorization"])
 	// Output:
-	// redis://worker:xxxxx@10.0.0.5:6379/0
+	// redis://xxxxx@10.0.0.5:6379/0
 	// xxxxx
 }
 

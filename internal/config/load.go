@@ -118,6 +118,7 @@ func decode(data []byte, name string, env lookupFunc) (*Config, *problems) {
 		}
 		d.value(root, reflect.ValueOf(cfg).Elem(), "", 0)
 	}
+	cfg.secrets, p.secrets = d.secrets, d.secrets
 	applyEnv(cfg, env, p)
 	return cfg, p
 }
@@ -156,8 +157,19 @@ const maxMergedPairs = 100000
 type decoder struct {
 	p        *problems
 	env      lookupFunc
+	secrets  []string // values of ${VAR}, in order of use
 	merged   int  // pairs produced by merge keys so far
 	overflow bool // merges went past a limit; stop expanding them
+}
+
+// recordEnv is d.env that remembers every value it returns: a value that
+// came from the environment is a secret (see Config.Redactor).
+func (d *decoder) recordEnv(name string) (string, bool) {
+	v, ok := d.env(name)
+	if ok {
+		d.secrets = append(d.secrets, v)
+	}
+	return v, ok
 }
 
 func join(path, key string) string {
@@ -184,7 +196,7 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 			d.p.addAt(path, n.Line, "expected %s, got %s", typeWord(v.Type()), kindWord(n))
 			return
 		}
-		s, err := expand(n.Value, d.env)
+		s, err := expand(n.Value, d.recordEnv)
 		if err == nil {
 			err = setScalar(v, s)
 		}

@@ -2,83 +2,45 @@ package config
 
 import (
 	"maps"
-	"net/url"
-	"strings"
+
+	"github.com/distscrape/distscrape/internal/redact"
 )
 
-// redactedMark replaces a secret in a redacted config.
-const redactedMark = "xxxxx"
-
-// sensitiveWords mark header names and query parameters whose values are
-// secrets.
-var sensitiveWords = []string{"auth", "cookie", "token", "secret", "password", "passwd", "key", "signature", "session", "credential"}
-
-func sensitive(name string) bool {
-	n := strings.ToLower(name)
-	for _, w := range sensitiveWords {
-		if strings.Contains(n, w) {
-			return true
-		}
-	}
-	return false
-}
-
 // Redacted returns a deep copy of c that is safe to print or log (for
-// `distscrape check` and start-up logs): passwords in URLs, secret-looking
-// query parameters and sensitive header values (Authorization, Cookie,
-// X-Api-Key, ...) are replaced by "xxxxx".
+// `distscrape check` and start-up logs), by the one policy of
+// internal/redact: user information in URLs, secret-looking query
+// parameters, sensitive header values (Authorization, Cookie, X-Api-Key,
+// ...) and every value that came from ${VAR} are replaced by "xxxxx".
 func (c *Config) Redacted() *Config {
+	red := c.Redactor()
 	r := c.Clone()
-	r.Tracker.URL = RedactURL(r.Tracker.URL)
-	r.Saver.URL = RedactURL(r.Saver.URL)
-	r.Saver.Endpoint = RedactURL(r.Saver.Endpoint)
-	r.Scraper.DownloadURLFmt = RedactURL(r.Scraper.DownloadURLFmt)
-	for _, list := range [][]string{r.Scraper.Seeds, r.Scraper.Scope.Prefixes, r.Fetch.Proxies} {
+	// Where credentials belong, a URL is cut up to its last '@'; crawled
+	// URLs may have an '@' in their path ("/@bob"), so only their authority.
+	for _, p := range []*string{&r.Tracker.URL, &r.Saver.URL, &r.Saver.Endpoint} {
+		*p = red.URL(*p)
+	}
+	for i := range r.Fetch.Proxies {
+		r.Fetch.Proxies[i] = red.URL(r.Fetch.Proxies[i])
+	}
+	r.Scraper.DownloadURLFmt = red.String(r.Scraper.DownloadURLFmt)
+	for _, list := range [][]string{r.Scraper.Seeds, r.Scraper.Scope.Prefixes} {
 		for i := range list {
-			list[i] = RedactURL(list[i])
+			list[i] = red.String(list[i])
 		}
 	}
-	for name := range r.Fetch.Headers {
-		if sensitive(name) {
-			r.Fetch.Headers[name] = redactedMark
+	for name, v := range r.Fetch.Headers {
+		if redact.Sensitive(name) {
+			v = redact.Mark
 		}
+		r.Fetch.Headers[name] = red.String(v)
 	}
 	return r
 }
 
-// RedactURL hides the password and secret-looking query parameters of a
-// URL. A string that does not parse but looks like it holds credentials is
-// hidden whole.
-func RedactURL(raw string) string {
-	if !strings.Contains(raw, "@") && !strings.Contains(raw, "?") {
-		return raw
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		return redactedMark
-	}
-	changed := false
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), redactedMark)
-		changed = true
-	}
-	if u.RawQuery != "" {
-		q := u.Query()
-		for k := range q {
-			if sensitive(k) {
-				q[k] = []string{redactedMark}
-				changed = true
-			}
-		}
-		if changed {
-			u.RawQuery = q.Encode()
-		}
-	}
-	if !changed {
-		return raw
-	}
-	return u.String()
-}
+// Redactor hides the secrets of this config (the values of its ${VAR}
+// references) and the rest of the redaction policy, for everything the
+// program prints or stores about the crawl.
+func (c *Config) Redactor() *redact.Redactor { return redact.New(c.secrets...) }
 
 // Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {

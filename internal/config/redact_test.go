@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -23,7 +24,7 @@ func TestRedacted(t *testing.T) {
 			t.Errorf("redacted config shows %q:\n%s", secret, out)
 		}
 	}
-	for _, kept := range []string{"redis://user:xxxxx@redis.internal:6379/0", "Accept-Language: en", "region=eu", "bob:xxxxx@example.org"} {
+	for _, kept := range []string{"redis://xxxxx@redis.internal:6379/0", "Accept-Language: en", "region=eu", "https://xxxxx@example.org"} {
 		if !strings.Contains(string(out), kept) {
 			t.Errorf("redacted config lost %q:\n%s", kept, out)
 		}
@@ -33,13 +34,66 @@ func TestRedacted(t *testing.T) {
 	}
 }
 
-// TestErrorsHideSecrets: a bad URL's error never repeats its password.
+// TestErrorsHideSecrets: an error about a URL never shows its user
+// information, parsed or not, whichever key or variable holds the URL and
+// whichever character of the password ends the host early.
 func TestErrorsHideSecrets(t *testing.T) {
 	t.Parallel()
-	for _, u := range []string{"http://u:hunter2@h:6379", "redis://u:hunter2@h:99999", "redis://u:hunter2@h:6379/db", "redis://u:hunter2@h\x7f:1"} {
-		_, err := parse([]byte("crawl: x\ntracker: {kind: redis, url: '"+u+"'}\n"), "c.yaml", envOf(nil))
-		if err == nil || strings.Contains(err.Error(), "hunter2") {
-			t.Errorf("%q: error %v", u, err)
+	sources := []struct {
+		name string
+		yaml func(u string) string // the config; "" = the URL is in env
+		env  string
+	}{
+		{"tracker.url", func(u string) string { return "tracker: {kind: redis, url: '" + u + "'}\n" }, ""},
+		{"saver.url", func(u string) string { return "saver: {kind: redis, url: '" + u + "'}\n" }, ""},
+		{"fetch.proxies", func(u string) string { return "fetch: {proxies: ['" + u + "']}\n" }, ""},
+		{"DISTSCRAPE_TRACKER_URL", func(string) string { return "tracker: {kind: redis}\n" }, "DISTSCRAPE_TRACKER_URL"},
+	}
+	spellings := []string{"hun#ter2", "hun/ter2", "hun?ter2", "hun@ter2", "hun ter2", "hunter2"}
+	shapes := []string{"%s://u:%s@h:6379", "%s://u:%s@h:99999", "%s://u:%s@h\x7f:1", "%s://%s@h:1/x y"}
+	for _, src := range sources {
+		scheme := "redis"
+		if src.name == "fetch.proxies" {
+			scheme = "http"
 		}
+		for _, pw := range spellings {
+			for _, shape := range shapes {
+				u := fmt.Sprintf(shape, scheme, pw)
+				env := map[string]string{}
+				if src.env != "" {
+					env[src.env] = u
+				}
+				_, err := parse([]byte("crawl: x\nscraper: {kind: link, seeds: ['http://h/']}\n"+src.yaml(u)), "c.yaml", envOf(env))
+				if err == nil {
+					continue // a valid URL: nothing printed about it
+				}
+				if msg := err.Error(); strings.Contains(msg, "hun") || strings.Contains(msg, "ter2") {
+					t.Errorf("%s = %q: error shows the password: %v", src.name, u, msg)
+				}
+			}
+		}
+	}
+}
+
+// TestEnvValuesAreSecrets: a value that came from ${VAR} is hidden in
+// errors and in the redacted config wherever it sits, here a query
+// parameter of download_url_fmt.
+func TestEnvValuesAreSecrets(t *testing.T) {
+	t.Parallel()
+	env := envOf(map[string]string{"API_KEY": "k3y-s3cret"})
+	good := "crawl: x\nscraper: {kind: id, seeds: ['1'], id_regex: 'x', download_url_fmt: 'http://h/{id}?api_key=${API_KEY}&sig=${API_KEY}'}\n"
+	c, err := parse([]byte(good), "c.yaml", env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Redacted().Scraper.DownloadURLFmt; strings.Contains(got, "k3y") {
+		t.Errorf("redacted download_url_fmt %q", got)
+	}
+	if got := c.Redactor().String("GET http://h/1?a=k3y-s3cret"); strings.Contains(got, "k3y") {
+		t.Errorf("Redactor().String: %q", got)
+	}
+	bad := "crawl: x\nscraper: {kind: id, seeds: ['1'], id_regex: 'x', download_url_fmt: 'http://h/?api_key=${API_KEY}'}\n"
+	if _, err := parse([]byte(bad), "c.yaml", env); err == nil || strings.Contains(err.Error(), "k3y") {
+		t.Errorf("error %v", err)
 	}
 }

@@ -20,7 +20,7 @@ var crawlNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 // and returns every problem at once, joined, each a *FieldError naming the
 // key path and wrapping ErrInvalid.
 func (c *Config) Validate() error {
-	p := &problems{lines: map[string]int{}, seen: map[string]bool{}}
+	p := &problems{lines: map[string]int{}, seen: map[string]bool{}, secrets: c.secrets}
 	c.validate(p)
 	return p.err()
 }
@@ -148,7 +148,7 @@ func (f *Fetch) validate(p *problems) {
 		}
 	}
 	for i, px := range f.Proxies {
-		checkURL(p, "fetch.proxies["+strconv.Itoa(i)+"]", px, "http", "https", "socks5")
+		checkCredentialURL(p, "fetch.proxies["+strconv.Itoa(i)+"]", px, "http", "https", "socks5")
 	}
 }
 
@@ -194,7 +194,7 @@ func (s *Saver) validate(p *problems) {
 		}
 		checkTemplate(p, "saver.key", s.Key, true)
 		if s.Endpoint != "" {
-			checkURL(p, "saver.endpoint", s.Endpoint, "http", "https")
+			checkCredentialURL(p, "saver.endpoint", s.Endpoint, "http", "https")
 		}
 		if s.Region == "" {
 			p.add("saver.region", "required when saver.kind is s3")

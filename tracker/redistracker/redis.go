@@ -14,8 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/distscrape/distscrape/tracker"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/distscrape/distscrape/internal/redact"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // ErrEvicting is returned by New when the server may evict keys:
@@ -100,7 +102,8 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if r.c == nil {
 		opt, err := redis.ParseURL(cfg.URL)
 		if err != nil {
-			return nil, fmt.Errorf("tracker: redis URL %s: %s", RedactURL(cfg.URL), scrubURL(err.Error(), cfg.URL))
+			// go-redis quotes the URL, password included: never wrap its error.
+			return nil, fmt.Errorf("tracker: redis URL %s: %w", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
 		}
 		r.c, r.ownsC = redis.NewClient(opt), true
 	}
@@ -412,31 +415,4 @@ func ceilMS(t time.Time) int64 {
 		ms++
 	}
 	return ms
-}
-
-// RedactURL returns u with its user information replaced by "xxxxx", for
-// logs and errors.
-func RedactURL(u string) string {
-	i := strings.Index(u, "://")
-	j := strings.LastIndex(u, "@")
-	if i < 0 || j < i+3 {
-		return u
-	}
-	return u[:i+3] + "xxxxx" + u[j:]
-}
-
-// scrubURL removes raw and its user information from msg (url.Parse errors
-// quote the whole URL).
-func scrubURL(msg, raw string) string {
-	msg = strings.ReplaceAll(msg, raw, RedactURL(raw))
-	i := strings.Index(raw, "://")
-	j := strings.LastIndex(raw, "@")
-	if i >= 0 && j > i+3 {
-		userinfo := raw[i+3 : j]
-		msg = strings.ReplaceAll(msg, userinfo, "xxxxx")
-		if _, pass, ok := strings.Cut(userinfo, ":"); ok && pass != "" {
-			msg = strings.ReplaceAll(msg, pass, "xxxxx")
-		}
-	}
-	return msg
 }
