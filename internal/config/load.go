@@ -158,8 +158,8 @@ type decoder struct {
 	p        *problems
 	env      lookupFunc
 	secrets  []string // values of ${VAR}, in order of use
-	merged   int  // pairs produced by merge keys so far
-	overflow bool // merges went past a limit; stop expanding them
+	merged   int      // pairs produced by merge keys so far
+	overflow bool     // merges went past a limit; stop expanding them
 }
 
 // recordEnv is d.env that remembers every value it returns: a value that
