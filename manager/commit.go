@@ -73,7 +73,7 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 		case j.release:
 			rel = append(rel, j.lease)
 		case j.err != nil:
-			fails = append(fails, failure(j.lease, j.err))
+			fails = append(fails, m.failure(j.lease, j.err))
 		default:
 			ok = append(ok, j)
 		}
@@ -82,7 +82,7 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 		if err := m.sv.Flush(ctx); err != nil {
 			m.log.Error("saver flush failed; its items will be retried", "err", err, "items", len(ok))
 			for _, j := range ok {
-				fails = append(fails, failure(j.lease, errors.Join(errors.New("save: flush"), err)))
+				fails = append(fails, m.failure(j.lease, errors.Join(errors.New("save: flush"), err)))
 			}
 			ok = nil
 		}

@@ -56,6 +56,11 @@ type Config struct {
 	Grace        time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
 	Logger       *slog.Logger  // default slog.Default()
 	Observer     Observer      // optional
+	// Redact, when set, rewrites every failure reason before the tracker
+	// keeps it (operators read them with `distscrape failed`): the command
+	// line hides its config's secrets with it. Logs are the Logger's to
+	// redact.
+	Redact func(reason string) string
 }
 
 func (c Config) withDefaults() Config {

@@ -305,6 +305,23 @@ func TestBadPagesDoNotStopTheWorker(t *testing.T) {
 	}
 }
 
+// TestRedactReachesDeadLetters: Config.Redact rewrites the reason before
+// the tracker keeps it (the command line hides its secrets with it).
+func TestRedactReachesDeadLetters(t *testing.T) {
+	b := setup(t, 5, tracker.Options{MaxAttempts: 2})
+	b.site.codes[3] = http.StatusNotFound
+	secret := b.site.srv.URL // stands for a URL with an api_key in it
+	cfg := manager.Config{Concurrency: 2, Batch: 2, Redact: func(s string) string { return strings.ReplaceAll(s, secret, "SITE") }}
+	run(t, b.manager(t, nil, b.sv, cfg), time.Minute)
+	failed, err := b.tr.Failed(context.Background(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != 1 || !strings.Contains(failed[0].Reason, "SITE/p/3") || strings.Contains(failed[0].Reason, secret) {
+		t.Fatalf("dead letters %+v: want one, for SITE/p/3, never showing %s", failed, secret)
+	}
+}
+
 // countingTracker wraps a real tracker to observe calls: not a fake.
 type countingTracker struct {
 	tracker.Tracker

@@ -17,9 +17,14 @@ const maxReason = 512
 
 // failure turns err into the tracker's Failure for lease. An error that
 // says nothing about its outcome is retryable: a transient fault must not
-// become a dead letter.
-func failure(lease tracker.Lease, err error) tracker.Failure {
-	f := tracker.Failure{Lease: lease, Reason: tracker.OneLine(err.Error())}
+// become a dead letter. The reason goes through Config.Redact before it is
+// cut to maxReason, so that no secret is cut beyond recognition.
+func (m *Manager) failure(lease tracker.Lease, err error) tracker.Failure {
+	reason := err.Error()
+	if m.cfg.Redact != nil {
+		reason = m.cfg.Redact(reason)
+	}
+	f := tracker.Failure{Lease: lease, Reason: tracker.OneLine(reason)}
 	var o fetch.Outcome
 	if errors.As(err, &o) {
 		f.Final, f.RetryAfter = o.Final(), o.RetryAfter()

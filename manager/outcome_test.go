@@ -28,7 +28,7 @@ func TestFailureReasonOneLine(t *testing.T) {
 		{"long multibyte", errors.New("x" + long), ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := failure(tracker.Lease{}, tc.err)
+			f := (&Manager{}).failure(tracker.Lease{}, tc.err)
 			if strings.ContainsAny(f.Reason, "\n\r\t\x1b") || !utf8.ValidString(f.Reason) {
 				t.Fatalf("reason %q: not one line of valid UTF-8", f.Reason)
 			}

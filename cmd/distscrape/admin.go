@@ -94,7 +94,7 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 	for {
 		st, err := tr.Stats(ctx)
 		if err != nil && ctx.Err() == nil {
-			fmt.Fprintf(os.Stderr, "status: %v (retrying)\n", err)
+			fmt.Fprintf(os.Stderr, "status: %v (retrying)\n", redactor.Error(err))
 		} else if err == nil {
 			var rate *float64
 			if prev != nil {
@@ -154,6 +154,9 @@ func failedCommand() *cli.Command {
 			items, err := tr.Failed(c.Context, c.Int("limit"))
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
+			}
+			for i := range items { // reasons stored before the fix, or by an older worker
+				items[i].Key, items[i].Reason = redactor.String(items[i].Key), redactor.String(items[i].Reason)
 			}
 			if c.Bool("json") {
 				enc := json.NewEncoder(os.Stdout)

@@ -119,6 +119,7 @@ func runWorker(c *cli.Context, single bool) error {
 	mcfg := manager.Config{
 		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
+		Redact: redactor.String,
 	}
 	var metricsErr chan error
 	if metricsLn != nil {
@@ -256,7 +257,7 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 	if stErr == nil {
 		fmt.Fprintf(w, "  tracker       %d done, %d failed, %d pending, %d leased, %d delayed\n", st.Done, st.Failed, st.Pending, st.Leased, st.Delayed)
 	} else {
-		fmt.Fprintf(w, "  tracker       stats unavailable: %v\n", stErr)
+		fmt.Fprintf(w, "  tracker       stats unavailable: %v\n", redactor.Error(stErr))
 	}
 	fmt.Fprintf(w, "  output        %s\n", outputLocation(cfg, worker))
 	if st.Failed > 0 {

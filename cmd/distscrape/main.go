@@ -99,6 +99,7 @@ func exitCode(err error) int {
 	if err == nil {
 		return exitOK
 	}
+	err = redactor.Error(err)
 	var ec cli.ExitCoder
 	switch {
 	case errors.As(err, &ec):

@@ -13,6 +13,7 @@ import (
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
@@ -21,6 +22,12 @@ import (
 )
 
 // This file is the one place that chooses implementations from the config.
+
+// redactor hides secrets in everything the command prints or stores about
+// the crawl (logs, errors, dead letters): one process runs one config, so
+// loadConfig sets it once; until then it applies the policy without known
+// secrets (see internal/redact).
+var redactor *redact.Redactor
 
 // loadConfig reads -c/DISTSCRAPE_CONFIG; every problem is an ErrInvalid (exit 2).
 func loadConfig(c *cli.Context) (*config.Config, error) {
@@ -32,6 +39,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	redactor = cfg.Redactor()
 	// A mistyped override would silently do nothing: say so.
 	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_ID", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
 		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
@@ -42,7 +50,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 func newLogger(cfg config.Log) *slog.Logger {
 	var level slog.Level
 	_ = level.UnmarshalText([]byte(cfg.Level)) // validated by config
-	opts := &slog.HandlerOptions{Level: level}
+	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redactor.ReplaceAttr}
 	if cfg.Format == "json" {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
