@@ -62,6 +62,11 @@ type Config struct {
 // more, which keeps every fingerprint bucket an intset. Redis 7.0 or later
 // (BITPOS ... BIT).
 //
+// The first Add writes a crawl record (keys.go); a tracker that has seen it
+// and finds it gone or replaced returns tracker.ErrStateLost from Checkout,
+// Add, AddRange, Stats and Done rather than an empty queue that would pass
+// for a finished crawl.
+//
 // A call that fails on the connection returns the error and changes
 // nothing the caller can rely on; the caller retries with backoff. A reply
 // lost after the script ran (the server died mid-call) can make a retried
