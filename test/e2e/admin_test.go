@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -30,18 +29,7 @@ func TestOperatorCommands(t *testing.T) {
 		t.Fatalf("worker: %s", r)
 	}
 	notFound, _ := site.FailingPages()
-	r := cmd.Run(t, time.Minute, "failed", "-c", cfg, "--json")
-	if r.Code != 0 {
-		t.Fatalf("failed: %s", r)
-	}
-	got := map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-		var dl struct{ Item, Reason string }
-		if err := json.Unmarshal([]byte(line), &dl); err != nil {
-			t.Fatalf("failed --json line %q: %v", line, err)
-		}
-		got[dl.Item] = dl.Reason
-	}
+	got := deadLetters(t, cmd, cfg)
 	for _, u := range notFound {
 		if !strings.Contains(got[u], "404") {
 			t.Errorf("dead letter %s: reason %q, want it to mention 404", u, got[u])

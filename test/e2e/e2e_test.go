@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -102,6 +103,24 @@ func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
 }
 
 func status(t *testing.T, cmd testbin.Cmd, cfg string) tracker.Stats { return cmd.Status(t, cfg) }
+
+// deadLetters maps each dead letter to its reason, from `failed --json`.
+func deadLetters(t *testing.T, cmd testbin.Cmd, cfg string) map[string]string {
+	t.Helper()
+	r := cmd.Run(t, time.Minute, "failed", "-c", cfg, "--json")
+	if r.Code != 0 {
+		t.Fatalf("failed: %s", r)
+	}
+	got := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
+		var dl struct{ Item, Reason string }
+		if err := json.Unmarshal([]byte(line), &dl); err != nil {
+			t.Fatalf("failed --json line %q: %v", line, err)
+		}
+		got[dl.Item] = dl.Reason
+	}
+	return got
+}
 
 func TestMirrorOneProcess(t *testing.T) {
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -130,16 +129,7 @@ func TestFailedOneLinePerItem(t *testing.T) {
 			t.Errorf("line %q is not one item of four tab-separated fields", l)
 		}
 	}
-	// JSON lines carry the exact values, escaped.
-	r = cmd.Run(t, time.Minute, "failed", "-c", cfg, "--json")
-	got := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(r.Stdout), "\n") {
-		var dl struct{ Item, Reason string }
-		if err := json.Unmarshal([]byte(l), &dl); err != nil {
-			t.Fatalf("failed --json line %q: %v", l, err)
-		}
-		got[dl.Item] = dl.Reason
-	}
+	got := deadLetters(t, cmd, cfg) // JSON lines carry the exact values, escaped
 	for key, reason := range letters {
 		if got[key] != reason {
 			t.Errorf("failed --json: %q has reason %q, want %q", key, got[key], reason)

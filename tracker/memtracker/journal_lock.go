@@ -17,10 +17,16 @@ func lockState(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracker: state: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	return flockState(f, syscall.LOCK_EX, path, "is in use by another process (one crawl per state file)")
+}
+
+// flockState locks f, the lock file of path, without waiting; busy says why
+// another process may hold it. It closes f on failure.
+func flockState(f *os.File, how int, path, busy string) (*os.File, error) {
+	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("tracker: state %s is in use by another process (one crawl per state file)", path)
+			return nil, fmt.Errorf("tracker: state %s %s", path, busy)
 		}
 		return nil, fmt.Errorf("tracker: state: locking %s.lock: %w", path, err)
 	}
@@ -39,12 +45,5 @@ func lockStateShared(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracker: state: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB); err != nil {
-		_ = f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("tracker: state %s is in use by a running crawl; it can be read once the crawl has stopped", path)
-		}
-		return nil, fmt.Errorf("tracker: state: locking %s.lock: %w", path, err)
-	}
-	return f, nil
+	return flockState(f, syscall.LOCK_SH, path, "is in use by a running crawl; it can be read once the crawl has stopped")
 }
