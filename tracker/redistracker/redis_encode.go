@@ -21,6 +21,9 @@ const (
 	// Kinds: how an item travels to add_item (lib.lua).
 	kindID          = "i" // KIND_ID: a numeric ID below 2^40 (bitmap dedup)
 	kindFingerprint = "f" // KIND_FP: the two parts of its fingerprint
+
+	// Error codes: the first word of a script's error reply.
+	codeStateLost = "STATELOST" // STATE_LOST_CODE: the crawl record is gone or replaced (check_crawl)
 )
 
 // How an item travels to the scripts (lua/lib.lua, add_item): kindID for a

@@ -13,7 +13,7 @@ func TestWireConstantsAgree(t *testing.T) {
 	goSide := map[string]string{
 		"tagRun": strconv.Itoa(tagRun), "tagRange": strconv.Itoa(tagRange), "tagItem": strconv.Itoa(tagItem),
 		"tagHugeRange": strconv.Itoa(tagHugeRange), "tagMax": strconv.Itoa(tagMax),
-		"kindID": kindID, "kindFingerprint": kindFingerprint,
+		"kindID": kindID, "kindFingerprint": kindFingerprint, "codeStateLost": codeStateLost,
 	}
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {

@@ -433,8 +433,9 @@ end
 -- ---- the crawl record ----
 
 -- STATE_LOST is the error reply of a script that finds the crawl's state
--- gone (the Go side maps it to tracker.ErrStateLost); it writes nothing.
-local STATE_LOST = 'STATELOST the crawl record is gone or belongs to another crawl'
+-- gone (the Go side maps its code to tracker.ErrStateLost); it writes nothing.
+local STATE_LOST_CODE = 'STATELOST' -- Go: codeStateLost
+local STATE_LOST = STATE_LOST_CODE .. ' the crawl record is gone or belongs to another crawl'
 
 -- check_crawl returns the crawl's id, or nil when the state vanished under
 -- the caller: it has seen the id `seen` ('' if it has not seen one yet) and
