@@ -34,6 +34,7 @@ func TestImportRules(t *testing.T) {
 		{"the saver suite sees the saver package only", "saver/savertest", only("saver")},
 		{"the manager sees the four contracts only", "manager", only("tracker", "scraper", "saver", "fetch")},
 		{"a scraper sees items and responses only", "scraper", only("tracker", "fetch")},
+		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
 		{"a saver sees pages only", "saver", only()},
 		{"the HTTP client imports no other distscrape package", "fetch", only()},
 	}
