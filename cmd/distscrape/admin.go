@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -93,6 +94,9 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 	defer t.Stop()
 	for {
 		st, err := tr.Stats(ctx)
+		if errors.Is(err, tracker.ErrStateLost) { // retrying cannot bring it back
+			return fmt.Errorf("status: %w", err)
+		}
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "status: %v (retrying)\n", redactor.Error(err))
 		} else if err == nil {

@@ -44,6 +44,25 @@ func stateCases() []hostile {
 			code: 1, want: lostWant, never: []string{"crawl done"},
 		},
 		{
+			// Redis emptied under `status --watch`: it stops and says so
+			// instead of showing an empty crawl or retrying forever.
+			name: "redis/flushed under status --watch",
+			run: func(b *bench) testbin.Result {
+				rs := redistest.Start(b.t, redistest.Options{})
+				cfg := b.config("crawl: watched", redisTracker(rs.URL(0)), linkScraper("http://127.0.0.1:1/"), "saver: {kind: none}")
+				if r := b.cmd.Run(b.t, time.Minute, "seed", "-c", cfg, "http://127.0.0.1:1/a"); r.Code != 0 {
+					b.t.Fatalf("seed: %s", r)
+				}
+				w := b.cmd.Start(b.t, "status", "-c", cfg, "--watch", "--interval", "20ms")
+				testbin.WaitFor(b.t, time.Minute, "a status line", func() bool { return strings.Contains(w.Stdout(), "pending") })
+				if err := rs.Client(b.t).FlushAll(b.t.Context()).Err(); err != nil {
+					b.t.Fatal(err)
+				}
+				return w.Wait(b.t, time.Minute)
+			},
+			code: 1, want: []string{"crawl state lost"},
+		},
+		{
 			// One flipped byte in the middle of a memory crawl's journal:
 			// every command refuses the state and none rewrites it.
 			name: "memory/journal byte flipped",
