@@ -40,6 +40,9 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return nil, err
 	}
 	redactor = cfg.Redactor()
+	// Parts built without a logger (the trackers, the scrapers) log to the
+	// default one: it must redact too.
+	slog.SetDefault(newLogger(cfg.Log))
 	// A mistyped override would silently do nothing: say so.
 	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_ID", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
 		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
