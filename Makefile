@@ -48,7 +48,7 @@ bench: deps build
 	cd bench && $(GO) build -o ../bin/bench .
 	bin/bench -distscrape $(BIN) -out bin/bench-results.md -profile bin/bench-profiles $(BENCH_FLAGS)
 
-## bench-saver: every saver (file, tar, Redis, S3) with 8 KiB pages: MB/s and items/s
+## bench-saver: every saver (file, tar, Redis, S3, WARC) with 8 KiB pages: MB/s and items/s
 bench-saver: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/
 
