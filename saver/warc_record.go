@@ -24,6 +24,11 @@ const (
 	WARCFieldKey = "Distscrape-Key"
 )
 
+// secretHeaders are request headers whose values a WARC never holds: the
+// crawl's credentials (fetch.headers may carry a token or a session) are
+// not the archived site's content.
+var secretHeaders = map[string]bool{"Authorization": true, "Proxy-Authorization": true, "Cookie": true}
+
 // Names the WARC saver writes in place of a response header that no longer
 // describes the stored payload (a decoded body kept without its wire
 // bytes), as the Wayback Machine does.
@@ -89,6 +94,11 @@ func newExchange(p *Page, target *url.URL) exchange {
 	}
 	if reqHeader.Get("Host") == "" {
 		reqHeader.Set("Host", target.Host) // Go's transport sends it from the URL
+	}
+	for k := range reqHeader {
+		if secretHeaders[http.CanonicalHeaderKey(k)] {
+			reqHeader[k] = []string{"redacted"}
+		}
 	}
 	writeHeader(&b, reqHeader)
 	ex.request = bytes.Clone(b.Bytes())
@@ -160,12 +170,14 @@ func oneLine(s string) string {
 }
 
 // targetURI is p's URL as a WARC-Target-URI: parsed, so that what is not
-// allowed in a URI (spaces, controls, non-ASCII) is percent-encoded.
+// allowed in a URI (spaces, controls, non-ASCII) is percent-encoded, and
+// without user or password.
 func targetURI(p *Page) (*url.URL, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", p.URL, p.Key, ErrInvalidPage)
+		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", redactURL(p.URL), p.Key, ErrInvalidPage)
 	}
+	u.User = nil // credentials are no part of the archived URI
 	return u, nil
 }
 

@@ -251,3 +251,52 @@ func TestWARCFileNames(t *testing.T) {
 		}
 	}
 }
+
+// TestWARCNoSecrets: the crawl's credentials never reach a WARC file or
+// its index, wherever the page carried them: user and password in the URL,
+// each credential header, in any spelling of its name.
+func TestWARCNoSecrets(t *testing.T) {
+	const secret = "s3cr3t-value"
+	for _, tc := range []struct {
+		name string
+		edit func(p *saver.Page)
+	}{
+		{"url password", func(p *saver.Page) { p.URL = "http://user:" + secret + "@example.test/x" }},
+		{"url user", func(p *saver.Page) { p.URL = "https://" + secret + "@example.test/x" }},
+		{"authorization", func(p *saver.Page) { p.RequestHeader.Set("Authorization", "Bearer "+secret) }},
+		{"proxy-authorization", func(p *saver.Page) { p.RequestHeader.Set("Proxy-Authorization", "Basic "+secret) }},
+		{"cookie", func(p *saver.Page) { p.RequestHeader.Set("Cookie", "session="+secret) }},
+		{"lower-case name", func(p *saver.Page) { p.RequestHeader["authorization"] = []string{secret} }},
+		{"upper-case name", func(p *saver.Page) { p.RequestHeader["COOKIE"] = []string{secret} }},
+		{"two values", func(p *saver.Page) { p.RequestHeader["Cookie"] = []string{"a=1", secret} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			s := newWARC(t, saver.WARCConfig{Dir: dir, CDX: true})
+			p := savertest.NewPage("http://example.test/x", []byte("page"))
+			tc.edit(p)
+			saveAll(t, s, p)
+			if err := s.Close(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			recs, err := warctest.ReadDir(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range recs {
+				if strings.Contains(string(r.Block), secret) || strings.Contains(fmt.Sprint(r.Header), secret) {
+					t.Fatalf("%s record holds the secret:\n%v\n%s", r.Type, r.Header, r.Block)
+				}
+			}
+			cdx, _ := filepath.Glob(filepath.Join(dir, "*.cdxj"))
+			for _, f := range cdx {
+				if b, _ := os.ReadFile(f); strings.Contains(string(b), secret) {
+					t.Fatalf("%s holds the secret: %s", f, b)
+				}
+			}
+			if len(recs) != 3 || len(cdx) != 1 {
+				t.Fatalf("%d records, %d indexes: the page was not saved", len(recs), len(cdx))
+			}
+		})
+	}
+}
