@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/nlnwa/gowarc"
+
+	"github.com/distscrape/distscrape/internal/redact"
 )
 
 // WARC header fields of our own (extension fields, which readers ignore).
@@ -175,7 +177,7 @@ func oneLine(s string) string {
 func targetURI(p *Page) (*url.URL, error) {
 	u, err := url.Parse(p.URL)
 	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", redactURL(p.URL), p.Key, ErrInvalidPage)
+		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", redact.URL(p.URL), p.Key, ErrInvalidPage)
 	}
 	u.User = nil // credentials are no part of the archived URI
 	return u, nil
