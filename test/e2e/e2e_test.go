@@ -251,6 +251,12 @@ func TestFleetOfThreeWorkers(t *testing.T) {
 // time), so that a worker is surely mid-crawl when a test interrupts it.
 func slowFleetCrawl(t *testing.T, leaseTTL string) (*fixturesite.Site, testbin.Cmd, string, string) {
 	t.Helper()
+	return slowFleetCrawlTo(t, leaseTTL, "saver: {kind: file, dir: out}")
+}
+
+// slowFleetCrawlTo is slowFleetCrawl into the saver that saverYAML configures.
+func slowFleetCrawlTo(t *testing.T, leaseTTL, saverYAML string) (*fixturesite.Site, testbin.Cmd, string, string) {
+	t.Helper()
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
@@ -258,7 +264,7 @@ func slowFleetCrawl(t *testing.T, leaseTTL string) (*fixturesite.Site, testbin.C
 		Tracker: redisTracker(rs, leaseTTL),
 		Scraper: linkScraper(site),
 		Fetch:   "fetch: {concurrency: 4, per_host_concurrency: 4, timeout: 10s}",
-		Saver:   "saver: {kind: file, dir: out}",
+		Saver:   saverYAML,
 	}.write(t, dir)
 	cmd := testbin.Cmd{Dir: dir}
 	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {

@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/distscrape/distscrape/internal/warctest"
 	"github.com/distscrape/distscrape/test/fixturesite"
@@ -78,5 +80,59 @@ func TestMirrorIntoWARC(t *testing.T) {
 	}
 	if len(seen) > 0 {
 		t.Errorf("records of URLs that are no page: %v", fmt.Sprint(seen))
+	}
+}
+
+// TestWARCFleetKilledWorker: a 2-worker fleet on Redis crawls into WARC;
+// one worker is killed with SIGKILL mid-crawl and its leases requeued; the
+// crawl finishes. Every page is a response record, every file (the killed
+// worker's included) validates, and the pages stored twice are at most
+// what the killed worker held.
+func TestWARCFleetKilledWorker(t *testing.T) {
+	site, cmd, cfg, dir := slowFleetCrawlTo(t, "5m", "saver: {kind: warc, dir: out}")
+	peer := cmd.Start(t, "worker", "-c", cfg, "--id", "peer")
+	victim := startMidCrawl(t, cmd, cfg, "victim")
+	victim.Signal(syscall.SIGKILL)
+	<-victim.Done()
+	held := status(t, cmd, cfg).Leased // the victim's leases, and the peer's of the moment: a bound
+	r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--worker", "victim")
+	if r.Code != 0 || !strings.HasPrefix(r.Stdout, "requeued ") {
+		t.Fatalf("requeue: %s", r)
+	}
+	if r := peer.Wait(t, runTimeout); r.Code != 0 {
+		t.Fatalf("peer: %s", r)
+	}
+	out := filepath.Join(dir, "out")
+	files, _ := filepath.Glob(filepath.Join(out, "*.warc.gz"))
+	perWorker := map[string]int{}
+	responses := map[string]int{}
+	for _, f := range files {
+		recs, err := warctest.ReadFile(f)
+		if err != nil {
+			t.Fatalf("independent reader: %v", err)
+		}
+		perWorker[strings.SplitN(filepath.Base(f), "-", 3)[1]]++
+		for _, rec := range recs {
+			if rec.Type == "response" {
+				responses[rec.Get("WARC-Target-URI")]++
+			}
+		}
+	}
+	if perWorker["victim"] == 0 || perWorker["peer"] == 0 {
+		t.Fatalf("files per worker %v: want both workers' files", perWorker)
+	}
+	dups := 0
+	for _, u := range site.Pages() {
+		if responses[u] == 0 {
+			t.Errorf("%s: no response record", u)
+		}
+		dups += max(responses[u]-1, 0)
+	}
+	t.Logf("%d pages, %d stored twice (bound: %d leases held at the kill)", len(site.Pages()), dups, held)
+	if int64(dups) > held {
+		t.Fatalf("%d pages stored twice, more than the %d leases held when the worker died", dups, held)
+	}
+	if st := status(t, cmd, cfg); st.Done != int64(len(site.Pages())) || st.Leased != 0 {
+		t.Fatalf("status %+v", st)
 	}
 }
