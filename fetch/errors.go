@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/distscrape/distscrape/internal/redact"
 )
 
 // Sentinel errors callers branch on (errors.Is). Each is wrapped in an *Error
@@ -63,6 +65,10 @@ func Retry(reason string, after time.Duration, err error) *Error {
 	return &Error{reason: reason, after: max(after, 0), Err: err}
 }
 
+// Error describes the failure by the one redaction policy of the program
+// (internal/redact): no user information or secret-looking query value
+// (api_key=, token=...) of the URL, nor of any URL its cause quotes, is
+// shown: the text ends up in logs and in the dead letters of `failed`.
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(e.reason)
@@ -74,7 +80,7 @@ func (e *Error) Error() string {
 		b.WriteString(": ")
 		b.WriteString(e.Err.Error())
 	}
-	return b.String()
+	return redact.String(b.String())
 }
 
 // Unwrap returns the cause.

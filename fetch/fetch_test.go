@@ -411,15 +411,30 @@ func TestParseRetryAfter(t *testing.T) {
 	}
 }
 
-func TestNoPasswordInErrors(t *testing.T) {
+// TestNoSecretInErrors: a fetch error shows neither the user information
+// of the URL nor a secret-looking query value, whether the server answered
+// (a status error) or not (a network error, whose cause quotes the URL).
+func TestNoSecretInErrors(t *testing.T) {
 	if _, err := New(Config{Proxies: []string{"http://user:s3cret@127.0.0.1:%zz"}}); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("proxy error %v", err)
 	}
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))
+	closed := newServer(t, http.NotFoundHandler())
+	closed.Close()
 	c := newClient(t, Config{})
-	_, err := get(t, c, strings.Replace(srv.URL, "http://", "http://user:s3cret@", 1)+"/x")
-	if err == nil || strings.Contains(err.Error(), "s3cret") {
-		t.Fatalf("fetch error %v", err)
+	for _, base := range []string{srv.URL, closed.URL} {
+		host := strings.TrimPrefix(base, "http://")
+		for _, u := range []string{
+			"http://user:s3cret@" + host + "/x",
+			"http://s3cret@" + host + "/x",
+			"http://" + host + "/x?api_key=s3cret",
+			"http://" + host + "/x?id=1&access_token=s3cret#top",
+		} {
+			_, err := get(t, c, u)
+			if err == nil || strings.Contains(err.Error(), "s3cret") {
+				t.Errorf("GET %s: error %v", u, err)
+			}
+		}
 	}
 }
 
