@@ -82,3 +82,19 @@ func TestReplaceAttr(t *testing.T) {
 		}
 	}
 }
+
+// FuzzURLHidesPassword: whatever the password holds, URL shows none of it.
+func FuzzURLHidesPassword(f *testing.F) {
+	for _, pw := range passwords {
+		f.Add(pw)
+	}
+	f.Fuzz(func(t *testing.T, pw string) {
+		const shape = "redis://u:%s@h:1/0?x=1"
+		if pw == "" || strings.Contains(fmt.Sprintf(shape, Mark), pw) {
+			return // nothing to hide, or text the redacted URL holds anyway
+		}
+		if got := URL(fmt.Sprintf(shape, pw)); strings.Contains(got, pw) {
+			t.Fatalf("URL shows the password %q: %q", pw, got)
+		}
+	})
+}
