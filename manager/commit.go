@@ -117,12 +117,13 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 }
 
 // validItems drops discovered items no tracker can store, saying so: a
-// scraper bug must not poison the whole batch's Complete.
+// scraper bug must not poison the whole batch's Complete. The rule is the
+// trackers' own (tracker.ValidateItem), never a copy of it.
 func (m *Manager) validItems(j *job) []tracker.Item {
 	out := j.discovered[:0:0]
 	for _, it := range j.discovered {
-		if it.Key == "" || len(it.Key) > tracker.MaxKeyLen {
-			m.log.Warn("discovered item rejected", "from", j.lease.Key, "len", len(it.Key), "reason", "empty or longer than tracker.MaxKeyLen")
+		if err := tracker.ValidateItem(it); err != nil {
+			m.log.Warn("discovered item rejected", "from", j.lease.Key, "err", err)
 			continue
 		}
 		out = append(out, it)
