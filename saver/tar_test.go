@@ -2,7 +2,6 @@ package saver_test
 
 import (
 	"archive/tar"
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -267,30 +266,9 @@ func TestTarCrash(t *testing.T) {
 	needTools(t, "tar", "gzip", "bzip2", "zstd")
 	for _, ext := range tarExts {
 		t.Run(strings.TrimPrefix(ext, "."), func(t *testing.T) {
+			ctx := context.Background()
 			path := filepath.Join(t.TempDir(), "crash"+ext)
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestTarCrash$", "-test.count=1")
-			cmd.Env = append(os.Environ(), crashEnv+"="+path)
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			line, err := bufio.NewReader(stdout).ReadString('\n')
-			if err != nil || !strings.HasPrefix(line, "flushed ") {
-				cmd.Process.Kill()
-				cmd.Wait()
-				t.Fatalf("child said %q, %v", line, err)
-			}
-			if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
-				t.Fatal(err)
-			}
-			cmd.Wait()
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "flushed ")))
+			n := killChild(t, "TestTarCrash", crashEnv, path, 1)
 			got := systemList(t, path)
 			var want []string
 			for i := 0; i < n; i++ {

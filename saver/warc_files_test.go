@@ -1,20 +1,16 @@
 package saver_test
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/distscrape/distscrape/internal/warctest"
 	"github.com/distscrape/distscrape/saver"
@@ -273,29 +269,8 @@ func TestWARCCrash(t *testing.T) {
 	for round := 0; round < 3; round++ {
 		t.Run(fmt.Sprint(round), func(t *testing.T) {
 			dir := t.TempDir()
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestWARCCrash$", "-test.count=1")
-			cmd.Env = append(os.Environ(), warcCrashEnv+"="+dir)
-			stdout, err := cmd.StdoutPipe()
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Stderr = os.Stderr
-			if err := cmd.Start(); err != nil {
-				t.Fatal(err)
-			}
-			rd := bufio.NewReader(stdout)
-			line, err := rd.ReadString('\n')
-			if err == nil && round > 0 {
-				_, err = rd.ReadString('\n') // let it write unflushed pages for a while
-			}
-			cmd.Process.Signal(syscall.SIGKILL)
-			cmd.Wait()
-			if err != nil || !strings.HasPrefix(line, "flushed ") {
-				t.Fatalf("child said %q, %v", line, err)
-			}
-			n, _ := strconv.Atoi(strings.TrimSpace(strings.TrimPrefix(line, "flushed ")))
+			// Round 0 kills it at once, the others once it has written unflushed pages for a while.
+			n := killChild(t, "TestWARCCrash", warcCrashEnv, dir, 1+min(round, 1))
 			files := warcFiles(t, dir)
 			if len(files) != 1 {
 				t.Fatalf("files %v, want one", files)
