@@ -90,15 +90,9 @@ func NewTar(cfg TarConfig) (*Tar, error) {
 	}
 	names, _ := parseTemplate("", "{host}/{path}", Placeholders)
 	t := &Tar{base: path, comp: comp, names: names, spool: newSpool(path), spare: newSpool(path)}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := writableDir(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("tar saver: %w", err)
 	}
-	probe, err := os.CreateTemp(filepath.Dir(path), ".distscrape-probe-*")
-	if err != nil {
-		return nil, fmt.Errorf("tar saver: directory of %s is not writable: %w", path, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	if comp.name != "" {
 		if t.zw, err = newMember(comp); err != nil {
 			return nil, fmt.Errorf("tar saver: %w", err)

@@ -26,7 +26,8 @@ type WARCConfig struct {
 	// has stored before, remembering up to WARCRevisitMemory payloads.
 	Revisits bool
 	// CDX writes a CDXJ index, name.cdxj, beside each file when it is
-	// complete (rotated or closed), sorted as pywb expects.
+	// complete (rotated or closed), sorted as pywb expects. The open file's
+	// entries wait in memory (about 300 bytes a page) until then.
 	CDX          bool
 	Crawl        string
 	Worker       string
@@ -81,6 +82,20 @@ type warcFile struct {
 	closed, indexed bool // under WARC.flushMu
 }
 
+// writableDir creates dir if needed and checks that files can be created
+// in it, so that a bad directory fails at start, not at the first Flush.
+func writableDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	probe, err := os.CreateTemp(dir, ".distscrape-probe-*")
+	if err != nil {
+		return fmt.Errorf("directory %s is not writable: %w", dir, err)
+	}
+	probe.Close()
+	return os.Remove(probe.Name())
+}
+
 // NewWARC checks the directory; the first file is created by the first Save.
 func NewWARC(cfg WARCConfig) (*WARC, error) {
 	if cfg.Dir == "" {
@@ -95,15 +110,9 @@ func NewWARC(cfg WARCConfig) (*WARC, error) {
 	if cfg.Software == "" {
 		cfg.Software = "distscrape"
 	}
-	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+	if err := writableDir(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
-	probe, err := os.CreateTemp(cfg.Dir, ".distscrape-probe-*")
-	if err != nil {
-		return nil, fmt.Errorf("warc saver: directory %s is not writable: %w", cfg.Dir, err)
-	}
-	probe.Close()
-	os.Remove(probe.Name())
 	names, _ := parseTemplate("", "{crawl}-{worker}", []string{"crawl", "worker"})
 	w := &WARC{cfg: cfg, opts: warcRecordOptions(cfg.Dir), name: names.renderFileName(cfg.Crawl, cfg.Worker)}
 	if cfg.Revisits {
