@@ -16,8 +16,8 @@ import (
 // conformance suite (trackertest) tries each limit on every engine.
 
 // ErrInvalidArgument is returned for a call argument that is not an item:
-// a Checkout batch size below 1, a lease TTL below MinLeaseTTL, an empty
-// worker name.
+// a Checkout batch size below 1, a lease TTL below MinLeaseTTL, a worker
+// name ValidateWorker refuses.
 var ErrInvalidArgument = errors.New("tracker: invalid argument")
 
 // Limits of the contract.
@@ -144,12 +144,14 @@ func ValidateRange(r Range) error {
 	return nil
 }
 
-// ValidateCheckout checks the arguments of Checkout: a worker name, n ≥ 1
-// (n ≤ 0 is a caller's bug, not an empty queue) and ttl ≥ MinLeaseTTL.
+// ValidateCheckout checks the arguments of Checkout: a worker name
+// (ValidateWorker), n ≥ 1 (n ≤ 0 is a caller's bug, not an empty queue)
+// and ttl ≥ MinLeaseTTL.
 func ValidateCheckout(worker string, n int, ttl time.Duration) error {
+	if err := ValidateWorker(worker); err != nil {
+		return fmt.Errorf("%w: checkout: %w", ErrInvalidArgument, err)
+	}
 	switch {
-	case worker == "":
-		return fmt.Errorf("%w: checkout: empty worker name", ErrInvalidArgument)
 	case n < 1:
 		return fmt.Errorf("%w: checkout: batch of %d items, want at least 1", ErrInvalidArgument, n)
 	}
