@@ -33,7 +33,7 @@ func ExampleNewFile() {
 	}
 	// Output:
 	// example.org/index.html
-	// example.org/docs/a.html%3Flang=en
+	// example.org/docs/a.html?lang=en
 }
 
 // A bad template is rejected with the config field it came from.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -28,6 +30,9 @@ type FileConfig struct {
 	Name   string
 	Crawl  string
 	Worker string
+	// Logger gets the warning when a page replaces a file that another URL
+	// shares (see File); default slog.Default().
+	Logger *slog.Logger
 }
 
 // MetaDir is the directory under Dir where the file saver keeps its
@@ -46,15 +51,23 @@ const MetaDir = ".distscrape"
 // Re-saving an item rewrites the same file, so there is one copy; the
 // manifest then has two lines for it and a reader keeps the last.
 //
-// In the mirror layout, http://h/a and http://h/a/ both map to h/a; when
-// h/a/b is saved later, the file h/a moves to h/a/index.html (like wget), so
-// a manifest path that is now a directory means path/index.html.
+// The mirror layout maps distinct URLs to distinct files (see urlPath), but
+// for one deliberate merge, as on a web server: a directory URL h/d/ and
+// h/d/index.html are one file. And when h/a/b is saved after h/a, the file
+// h/a moves to h/a/index.html (like wget), so a manifest path that is now a
+// directory means path/index.html; h/a saved when h/a is already a
+// directory goes to h/a/index.html too. The manifest line of a page saved
+// to such a shared file lists the other URLs in "aliases", and a page that
+// replaces a shared file is logged as a warning: a body is never replaced
+// silently.
 type File struct {
 	root     string
 	tmpDir   string
 	tmpl     *nameTemplate
 	crawl    string
 	worker   string
+	mirror   bool
+	log      *slog.Logger
 	manifest *os.File
 	tmpSeq   atomic.Uint64
 
@@ -78,6 +91,7 @@ type manifestRecord struct {
 	Size        int       `json:"size"`
 	// Headers holds the page's MetaHeaders, by lower-case name.
 	Headers map[string]string `json:"headers,omitempty"`
+	Aliases []string          `json:"aliases,omitempty"` // other URLs the mirror layout saves to this file; it holds the last saved
 }
 
 // NewFile creates the directory if needed and opens the worker's manifest.
@@ -104,7 +118,11 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("saver.dir %q: %w", cfg.Dir, err)
 	}
-	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{}}
+	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{},
+		mirror: cfg.Layout != "flat", log: cfg.Logger}
+	if f.log == nil {
+		f.log = slog.Default()
+	}
 	// The worker name is checked by the command and the manager
 	// (tracker.ValidateWorker; a saver imports no other distscrape package),
 	// and escaped here as one path element whatever it is: ".." or "." once
@@ -176,12 +194,19 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 	if closed {
 		return ErrClosed
 	}
-	rel, err := f.place(f.Path(p), p.Body)
+	rel, replaced, err := f.place(f.Path(p), p.Body)
 	if err != nil {
 		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
 	}
 	rec := manifestRecord{Key: p.Key, Path: rel, URL: p.URL, Status: p.Status,
 		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(p.Body), Headers: metaHeaders(p)}
+	if f.mirror {
+		rec.Aliases = aliases(p.Key, rel)
+	}
+	if replaced && len(rec.Aliases) > 0 {
+		f.log.Warn("file saver: a page replaced a file that other URLs share; the file now holds this page",
+			"key", p.Key, "path", rel, "aliases", rec.Aliases)
+	}
 	if !utf8.ValidString(p.Key) {
 		rec.KeyBytes = []byte(p.Key)
 	}
@@ -197,11 +222,12 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 }
 
 // place writes body to rel atomically and returns where it went: rel, or
-// rel/index.html when rel is a directory.
-func (f *File) place(rel string, body []byte) (string, error) {
+// rel/index.html when rel is a directory; and whether it replaced an
+// index.html file (the only names URLs share).
+func (f *File) place(rel string, body []byte) (string, bool, error) {
 	tmp := filepath.Join(f.tmpDir, strconv.FormatUint(f.tmpSeq.Add(1), 10))
 	if err := writeNew(tmp, body); err != nil {
-		return "", err
+		return "", false, err
 	}
 	// A few rounds at most: each fixes one conflict (a file in the way of a
 	// directory, a directory where the file should go).
@@ -210,17 +236,22 @@ func (f *File) place(rel string, body []byte) (string, error) {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			if !errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrExist) {
 				os.Remove(tmp)
-				return "", err
+				return "", false, err
 			}
 			if err := f.fileToDir(rel); err != nil {
 				os.Remove(tmp)
-				return "", err
+				return "", false, err
 			}
 			continue
 		}
+		replaced := false
+		if strings.HasPrefix(path.Base(rel), "index.html") {
+			st, err := os.Lstat(full)
+			replaced = err == nil && st.Mode().IsRegular()
+		}
 		err := os.Rename(tmp, full)
 		if err == nil {
-			return rel, nil
+			return rel, replaced, nil
 		}
 		if st, serr := os.Lstat(full); serr == nil && st.IsDir() {
 			rel += "/index.html"
@@ -228,12 +259,12 @@ func (f *File) place(rel string, body []byte) (string, error) {
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			os.Remove(tmp)
-			return "", err
+			return "", false, err
 		}
 		// A concurrent fix-up moved a parent: try again.
 	}
 	os.Remove(tmp)
-	return "", fmt.Errorf("path %q keeps changing under concurrent saves", rel)
+	return "", false, fmt.Errorf("path %q keeps changing under concurrent saves", rel)
 }
 
 // renameNoReplace moves from to to unless to exists: then to is a newer

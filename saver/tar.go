@@ -150,14 +150,33 @@ func (t *Tar) write(p []byte) (int, error) {
 }
 
 // Name returns the entry name of p: host/path as in the file saver's
-// mirror layout, except that a last element without an extension is a
-// directory with index.html in it (h/a is h/a/index.html, as h/a/ is): an
-// archive cannot move a file out of the way when h/a/b comes later, and
-// `tar -x` would fail on a file h/a where it needs a directory.
+// mirror layout, made prefix-free, so that no name is both a file and a
+// directory whatever order the pages arrive in (`tar -x` fails on a file
+// h/x.html where h/x.html/y/index.html needs a directory, and an archive
+// cannot move an entry out of the way later):
+//
+//   - a file's last element holds a "." or a "?" (a query): h/a, with
+//     neither, is the file h/a/index.html, as h/a/ is;
+//   - a directory never does: its dots are escaped (h/x.html/y/ is
+//     h/x%2Ehtml/y/index.html, h/v1.2/a.css is h/v1%2E2/a.css; a URL never
+//     holds %2E) and a query is only ever in the last element. The host,
+//     always a directory, keeps its dots.
+//
+// So h/a, h/a/ and h/a/index.html share one entry name (each page is still
+// its own entry, with its URL in PAXURL; tar -x keeps the last).
 func (t *Tar) Name(p *Page) string {
-	name := t.names.render(pageVars(p, "", ""))
-	if !strings.Contains(name[strings.LastIndexByte(name, '/')+1:], ".") {
-		name = shorten(name+"/index.html", maxPathLen)
+	elems := strings.Split(t.names.render(pageVars(p, "", "")), "/")
+	if !strings.ContainsAny(elems[len(elems)-1], ".?") {
+		elems = append(elems, "index.html")
+	}
+	for i := 1; i < len(elems)-1; i++ {
+		if strings.Contains(elems[i], ".") {
+			elems[i] = shortenElem(strings.ReplaceAll(elems[i], ".", "%2E"))
+		}
+	}
+	name := strings.Join(elems, "/")
+	if len(name) > maxPathLen {
+		name = shorten(name, maxPathLen-len("/index.html")) + "/index.html"
 	}
 	return name
 }

@@ -139,7 +139,12 @@ func list(names []string) string {
 // vars are a page's placeholder values, before escaping.
 type vars struct {
 	id, host, worker, crawl string
-	path                    []string // URL path elements (query folded into the last), "index.html" for a directory
+	// path is the elements of {path}: a URL's escaped path elements
+	// (fromURL, see urlPath), else values to escape.
+	path     []string
+	fromURL  bool
+	query    string // the URL's query, after the last element
+	hasQuery bool
 }
 
 // pageVars takes {host} and {path} from the key when it is an http(s) URL,
@@ -155,7 +160,8 @@ func pageVars(p *Page, crawl, worker string) vars {
 		return v
 	}
 	v.host = strings.ToLower(u.Host)
-	v.path = urlPath(u)
+	v.path, v.query, v.hasQuery = urlPath(u)
+	v.fromURL = true
 	return v
 }
 
@@ -165,30 +171,6 @@ func httpURL(s string) *url.URL {
 		return nil
 	}
 	return u
-}
-
-// urlPath splits the escaped path on "/" so that an encoded slash (%2F)
-// stays inside its element; a directory URL gets "index.html"; the query is
-// kept in the last element after a "?" (escaped later).
-func urlPath(u *url.URL) []string {
-	var elems []string
-	raw := u.EscapedPath()
-	for _, e := range strings.Split(raw, "/") {
-		if e == "" {
-			continue
-		}
-		if d, err := url.PathUnescape(e); err == nil {
-			e = d
-		}
-		elems = append(elems, e)
-	}
-	if len(elems) == 0 || strings.HasSuffix(raw, "/") {
-		elems = append(elems, "index.html")
-	}
-	if u.RawQuery != "" || u.ForceQuery {
-		elems[len(elems)-1] += "?" + u.RawQuery
-	}
-	return elems
 }
 
 // render builds the name of p: each placeholder value escaped for the
@@ -207,12 +189,21 @@ func (t *nameTemplate) render(v vars) string {
 		case "host":
 			b.WriteString(t.escape(v.host))
 		case "path":
-			sep := "/"
 			for i, e := range v.path {
 				if i > 0 {
-					b.WriteString(sep)
+					b.WriteByte('/')
 				}
-				b.WriteString(t.escape(e))
+				if v.fromURL {
+					b.WriteString(t.mirrorElem(e))
+				} else {
+					b.WriteString(t.escape(e))
+				}
+			}
+			if v.hasQuery {
+				b.WriteByte('?')
+				if v.query != "" {
+					b.WriteString(t.escape(v.query))
+				}
 			}
 		case "sha256":
 			sum := sha256.Sum256([]byte(v.id))
@@ -299,7 +290,13 @@ func (t *nameTemplate) unsafe(r rune) bool {
 // hash of the whole element, and its extension when it has a short one.
 func shortenElem(e string) string {
 	if len(e) <= maxElem {
-		return e
+		i, ok := looksShortened(e)
+		if !ok {
+			return e
+		}
+		if e = e[:i] + "%7E" + e[i+1:]; len(e) <= maxElem {
+			return e
+		}
 	}
 	ext := ""
 	if i := strings.LastIndexByte(e, '.'); i > 0 && len(e)-i <= 16 && !strings.Contains(e[i:], "%") {

@@ -249,7 +249,7 @@ func checkCommand() *cli.Command {
 			if _, err := openScraper(cfg); err != nil {
 				return fmt.Errorf("scraper: %w", err)
 			}
-			sv, err := openSaver(ctx, cfg, "check")
+			sv, err := openSaver(ctx, cfg, "check", newLogger(cfg.Log))
 			if err != nil {
 				return fmt.Errorf("saver: %w", err)
 			}

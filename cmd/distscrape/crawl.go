@@ -112,7 +112,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return fmt.Errorf("fetch: %w", err)
 	}
-	sv, err := openSaver(ctx, cfg, worker)
+	sv, err := openSaver(ctx, cfg, worker, log)
 	if err != nil {
 		return fmt.Errorf("saver: %w", err)
 	}

@@ -141,7 +141,7 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	})
 }
 
-func openSaver(ctx context.Context, cfg *config.Config, worker string) (saver.Saver, error) {
+func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog.Logger) (saver.Saver, error) {
 	s := cfg.Saver
 	switch s.Kind {
 	case "none":
@@ -157,7 +157,7 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string) (saver.Sa
 		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
 			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker})
 	default:
-		return saver.NewFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker})
+		return saver.NewFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log})
 	}
 }
 
