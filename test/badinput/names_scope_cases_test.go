@@ -1,10 +1,12 @@
 package badinput
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -149,6 +151,59 @@ func noSeedsCase(args ...string) hostile {
 	}
 }
 
+// collidingPages is a site whose home page links to pages that an earlier
+// layout gave one file name, or a file and a directory of one name.
+func collidingPages(t *testing.T, paths ...string) *pageServer {
+	pages := map[string]string{}
+	home := ""
+	for _, p := range paths {
+		pages[p] = "body of " + p
+		home += fmt.Sprintf(`<a href="%s">x</a>`, p)
+	}
+	pages["/"] = home
+	return startPages(t, pages)
+}
+
+// nameClash are the ways two pages met in one name: a query and an
+// escaped "?", an escaped "/" and a "/", a sub-delimiter and its escape,
+// an empty segment, and a file and a directory of one name (both orders).
+var nameClash = []string{"/c/a?q", "/c/a%3Fq", "/s/a%2Fb", "/s/a/b", "/d/a!", "/d/a%21", "/e/a//b", "/e/a/b",
+	"/fd/x.html", "/fd/x.html/y/", "/gd/y/", "/gd/y.html", "/gd/y.html/z.css"}
+
+// mirrorHasAll checks that every page of site has its own file under dir
+// (found through the manifest), with its own body.
+func mirrorHasAll(b *bench, dir string, site *pageServer) {
+	b.t.Helper()
+	manifests, _ := filepath.Glob(filepath.Join(dir, saver.MetaDir, "manifest-*.jsonl"))
+	paths := map[string]string{} // key -> path, the last line wins
+	for _, m := range manifests {
+		data, err := os.ReadFile(m)
+		if err != nil {
+			b.t.Fatal(err)
+		}
+		for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+			var rec struct{ Key, Path string }
+			if json.Unmarshal([]byte(line), &rec) == nil {
+				paths[rec.Key] = rec.Path
+			}
+		}
+	}
+	for uri, body := range site.pages {
+		p, ok := paths[site.base+uri]
+		if !ok {
+			b.t.Errorf("%s: not in the manifest", uri)
+			continue
+		}
+		full := filepath.Join(dir, filepath.FromSlash(p))
+		if st, err := os.Stat(full); err == nil && st.IsDir() {
+			full = filepath.Join(full, "index.html") // moved aside by a page under it
+		}
+		if got, err := os.ReadFile(full); err != nil || string(got) != body {
+			b.t.Errorf("%s: %s holds %q, %v; want its own body", uri, p, got, err)
+		}
+	}
+}
+
 func namesScopeCases() []hostile {
 	var cases []hostile
 	for _, args := range [][]string{{"check"}, {"seed", "http://127.0.0.1:1/"}, {"worker", "--id", "w1"}, {"crawl"}, {"status"}} {
@@ -161,6 +216,46 @@ func namesScopeCases() []hostile {
 		}
 	}
 	cases = append(cases,
+		hostile{
+			// Distinct URLs, one file each: the first body was replaced
+			// while both items were done.
+			name: "names/mirror: distinct URLs never share a file",
+			run: func(b *bench) testbin.Result {
+				site := collidingPages(b.t, nameClash...)
+				b.t.Cleanup(func() { mirrorHasAll(b, filepath.Join(b.dir, "out"), site) })
+				cfg := b.config("crawl: names", b.memoryTracker(""), linkScraper(site.base+"/"), "saver: {kind: file, dir: out}")
+				return b.exec(time.Minute, "crawl", "-c", cfg, "--no-progress")
+			},
+			check: func(b *bench, _ testbin.Result) {
+				if st := b.settled(b.dir + "/crawl.yaml"); st.Done != int64(len(nameClash)+1) {
+					b.t.Errorf("tracker %+v: want every page done", st)
+				}
+			},
+		},
+		hostile{
+			// A file and a directory of one name in an archive: GNU tar
+			// exited 2 and Python's tarfile aborted.
+			name: "names/tar: archive extracts with tar and tarfile",
+			run: func(b *bench) testbin.Result {
+				site := collidingPages(b.t, nameClash...)
+				cfg := b.config("crawl: names", b.memoryTracker(""), linkScraper(site.base+"/"), "saver: {kind: tar, path: 'out/names.tar'}")
+				return b.exec(time.Minute, "crawl", "-c", cfg, "--no-progress", "--id", "w1")
+			},
+			check: func(b *bench, _ testbin.Result) {
+				archive := filepath.Join(b.dir, "out", "names.tar")
+				extract := [][]string{{"tar", "-xf", archive, "-C"}}
+				if _, err := exec.LookPath("python3"); err == nil {
+					extract = append(extract, []string{"python3", "-c", "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])", archive})
+				}
+				for _, argv := range extract {
+					out := filepath.Join(b.dir, "x-"+argv[0])
+					os.Mkdir(out, 0o755)
+					if msg, err := exec.Command(argv[0], append(argv[1:], out)...).CombinedOutput(); err != nil {
+						b.t.Errorf("%s cannot extract the archive: %v\n%s", argv[0], err, msg)
+					}
+				}
+			},
+		},
 		hostile{
 			// The README's fleet workflow: seeded by `distscrape seed`, the
 			// scope is scope.hosts; links to another port or host name of
