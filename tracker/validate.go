@@ -71,10 +71,15 @@ func ValidateKey(key string) error {
 	case len(key) > MaxKeyLen:
 		return &ItemError{Key: key, Reason: fmt.Sprintf("key of %d bytes, longer than %d", len(key), MaxKeyLen)}
 	}
-	for i, r := range key {
+	for i := 0; i < len(key); {
+		if c := key[i]; c > ' ' && c < 0x7f { // printable ASCII: URLs are all of it
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(key[i:])
 		var what string
 		switch {
-		case r == utf8.RuneError && runeLen(key[i:]) == 1: // a real U+FFFD is 3 bytes
+		case r == utf8.RuneError && n == 1: // a real U+FFFD is 3 bytes
 			what = "invalid UTF-8"
 		case r == 0:
 			what = "a NUL byte"
@@ -87,17 +92,12 @@ func ValidateKey(key string) error {
 		case unicode.Is(unicode.Cf, r):
 			what = fmt.Sprintf("invisible format character %U", r)
 		default:
+			i += n
 			continue
 		}
 		return &ItemError{Key: key, Reason: fmt.Sprintf("%s at byte %d", what, i)}
 	}
 	return nil
-}
-
-// runeLen is the length of the first rune of s: 1 for an invalid byte.
-func runeLen(s string) int {
-	_, n := utf8.DecodeRuneInString(s)
-	return n
 }
 
 // ValidateItem checks its key (ValidateKey) and its depth (0..MaxDepth).
