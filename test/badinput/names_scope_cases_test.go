@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -74,13 +73,12 @@ func workerNameCase(label, name string, env bool) hostile {
 	}
 }
 
-// pageServer serves fixed pages by request URI (path and query as sent)
-// and counts every request, 404 for anything else.
+// pageServer serves fixed pages by request URI, path and query exactly as
+// sent (the fixture site's pages cannot be /c/a?q and /c/a%3Fq), 404 for
+// anything else.
 type pageServer struct {
 	base  string
 	pages map[string]string
-	mu    sync.Mutex
-	hits  map[string]int
 }
 
 func startPages(t *testing.T, pages map[string]string) *pageServer {
@@ -89,11 +87,8 @@ func startPages(t *testing.T, pages map[string]string) *pageServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &pageServer{base: "http://" + ln.Addr().String(), pages: pages, hits: map[string]int{}}
+	s := &pageServer{base: "http://" + ln.Addr().String(), pages: pages}
 	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.mu.Lock()
-		s.hits[r.RequestURI]++
-		s.mu.Unlock()
 		body, ok := s.pages[r.RequestURI]
 		if !ok {
 			http.NotFound(w, r)
@@ -107,34 +102,38 @@ func startPages(t *testing.T, pages map[string]string) *pageServer {
 	return s
 }
 
-// total is every request the server received.
-func (s *pageServer) total() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := 0
-	for _, c := range s.hits {
-		n += c
+// scopeCase crawls a fixture site whose pages all link to a second fixture
+// site on another port of 127.0.0.1: never followed. fleet seeds with
+// `distscrape seed` and names the scope in scope.hosts (the README's fleet
+// workflow); else the seeds' default scope is the scope.
+func scopeCase(name string, fleet bool) hostile {
+	return hostile{
+		name: name,
+		run: func(b *bench) testbin.Result {
+			other := fixturesite.Start(b.t, fixturesite.Options{Pages: 5})
+			site := fixturesite.Start(b.t, fixturesite.Options{Pages: 20, Offsite: other.URL() + "/"})
+			b.t.Cleanup(func() {
+				if n := other.Total(); n != 0 {
+					b.t.Errorf("%d requests to another port of 127.0.0.1, out of scope", n)
+				}
+			})
+			if !fleet {
+				cfg := b.config("crawl: ports", b.memoryTracker(""), linkScraper(site.URL()+"/"), "saver: {kind: file, dir: out}")
+				return b.exec(time.Minute, "crawl", "-c", cfg, "--no-progress")
+			}
+			cfg := b.config("crawl: fleet", b.memoryTracker(""), "saver: {kind: file, dir: out}",
+				"scraper: {kind: link, link_regex: 'href=\"([^\"]+)\"', scope: {hosts: ['"+strings.TrimPrefix(site.URL(), "http://")+"']}}")
+			if r := b.cmd.Run(b.t, time.Minute, "seed", "-c", cfg, site.URL()+"/"); r.Code != 0 {
+				b.t.Fatalf("seed: %s", r)
+			}
+			return b.exec(time.Minute, "worker", "-c", cfg, "--id", "w1", "--no-progress")
+		},
+		check: func(b *bench, _ testbin.Result) {
+			if st := b.settled(b.dir + "/crawl.yaml"); st.Added != 20 {
+				b.t.Errorf("tracker %+v: want the site's 20 pages, nothing else", st)
+			}
+		},
 	}
-	return n
-}
-
-func (s *pageServer) hitsOf(uri string) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.hits[uri]
-}
-
-func (s *pageServer) port() string { return s.base[strings.LastIndexByte(s.base, ':')+1:] }
-
-// scopeSites starts a site whose home page links to one page of its own,
-// to the same host on another port and to its port under another host
-// name; only its own page is in scope.
-func scopeSites(t *testing.T) (home, other *pageServer) {
-	other = startPages(t, map[string]string{"/": "other port", "/x": "other port"})
-	home = startPages(t, map[string]string{"/p2": "in scope"})
-	home.pages["/"] = fmt.Sprintf(`<a href="/p2">p2</a><a href="%s/x">other port</a><a href="http://localhost:%s/y">other name</a>`,
-		other.base, home.port())
-	return home, other
 }
 
 // noSeedsCase runs one command on a link crawl with no seeds and no scope:
@@ -256,54 +255,12 @@ func namesScopeCases() []hostile {
 				}
 			},
 		},
-		hostile{
-			// The README's fleet workflow: seeded by `distscrape seed`, the
-			// scope is scope.hosts; links to another port or host name of
-			// the same machine are not followed.
-			name: "scope/fleet seed + worker with scope.hosts",
-			run: func(b *bench) testbin.Result {
-				home, other := scopeSites(b.t)
-				b.t.Cleanup(func() {
-					if n := other.total(); n != 0 {
-						b.t.Errorf("%d requests to another port, out of scope", n)
-					}
-					if n := home.hitsOf("/y"); n != 0 {
-						b.t.Errorf("%d requests to another host name, out of scope", n)
-					}
-				})
-				cfg := b.config("crawl: fleet", b.memoryTracker(""), "saver: {kind: file, dir: out}",
-					"scraper: {kind: link, link_regex: 'href=\"([^\"]+)\"', scope: {hosts: ['127.0.0.1:"+home.port()+"']}}")
-				if r := b.cmd.Run(b.t, time.Minute, "seed", "-c", cfg, home.base+"/"); r.Code != 0 {
-					b.t.Fatalf("seed: %s", r)
-				}
-				return b.exec(time.Minute, "worker", "-c", cfg, "--id", "w1", "--no-progress")
-			},
-			check: func(b *bench, _ testbin.Result) {
-				if st := b.settled(b.dir + "/crawl.yaml"); st.Done != 2 || st.Added != 2 {
-					b.t.Errorf("tracker %+v: want the home page and /p2 done, nothing else", st)
-				}
-			},
-		},
-		hostile{
-			// The default scope is the seed's host and port: the config
-			// once dropped the port and followed every port of the host.
-			name: "scope/default scope is the seed's port",
-			run: func(b *bench) testbin.Result {
-				home, other := scopeSites(b.t)
-				b.t.Cleanup(func() {
-					if n := other.total(); n != 0 {
-						b.t.Errorf("%d requests to another port of the seed's host", n)
-					}
-				})
-				cfg := b.config("crawl: ports", b.memoryTracker(""), linkScraper(home.base+"/"), "saver: {kind: file, dir: out}")
-				return b.exec(time.Minute, "crawl", "-c", cfg, "--no-progress")
-			},
-			check: func(b *bench, _ testbin.Result) {
-				if st := b.settled(b.dir + "/crawl.yaml"); st.Done != 2 || st.Added != 2 {
-					b.t.Errorf("tracker %+v: want the home page and /p2 done, nothing else", st)
-				}
-			},
-		},
+		// The README's fleet workflow: seeded by `distscrape seed`, the
+		// scope is scope.hosts.
+		scopeCase("scope/fleet seed + worker with scope.hosts", true),
+		// The default scope is the seed's host and port: the config once
+		// dropped the port and followed every port of the host.
+		scopeCase("scope/default scope is the seed's port", false),
 		hostile{
 			// requeue --worker takes the same name: the same rule.
 			name: "worker name/requeue --worker ..",

@@ -73,7 +73,7 @@ func (s *Site) pageHead(b *bytes.Buffer, base string, i int) {
 	if len(s.links[i]) > 0 { // the first link again, differently written
 		b.WriteString(`<a href="` + base + PagePath(s.links[i][0]) + `#again">again</a> `)
 	}
-	b.WriteString(`<a href="` + OffsiteURL + "page/" + strconv.Itoa(i) + `.html">elsewhere</a> ` +
+	b.WriteString(`<a href="` + s.opts.Offsite + "page/" + strconv.Itoa(i) + `.html">elsewhere</a> ` +
 		`<a href="mailto:webmaster@offsite.invalid">mail</a> ` +
 		`<a href="javascript:void(0)">script</a></p>` + "\n<div class=\"text\">\n")
 }

@@ -40,13 +40,15 @@ type Options struct {
 	Seed     uint64        // seeds the link choice; default 1
 	Robots   string        // robots.txt body; default allows everything
 	Latency  time.Duration // added to every request (SetLatency changes it)
+	Offsite  string        // where the out-of-scope "elsewhere" links point; default OffsiteURL
 }
 
 // DefaultRobots allows every path to every agent.
 const DefaultRobots = "User-agent: *\nAllow: /\n"
 
-// OffsiteURL is the out-of-scope host some pages link to; it must never be
-// fetched (.invalid never resolves).
+// OffsiteURL is the out-of-scope host every page links to by default; it
+// must never be fetched (.invalid never resolves). Options.Offsite points
+// those links at a server a test watches instead.
 const OffsiteURL = "http://offsite.invalid/"
 
 // Page statuses.
@@ -109,6 +111,9 @@ func New(opts Options) *Site {
 	}
 	if opts.Robots == "" {
 		opts.Robots = DefaultRobots
+	}
+	if opts.Offsite == "" {
+		opts.Offsite = OffsiteURL
 	}
 	opts.NotFound = clamp(opts.NotFound, 0, opts.Pages-1)
 	opts.Broken = clamp(opts.Broken, 0, opts.Pages-1-opts.NotFound)
