@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"path"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -82,11 +83,11 @@ func showUnicode(e string) string {
 		var run []byte // a run of escaped bytes >= 0x80
 		j := i
 		for j+2 < len(e) && e[j] == '%' {
-			v, ok := unhexByte(e[j+1], e[j+2])
-			if !ok || v < 0x80 {
+			v, err := strconv.ParseUint(e[j+1:j+3], 16, 8)
+			if err != nil || v < 0x80 {
 				break
 			}
-			run = append(run, v)
+			run = append(run, byte(v))
 			j += 3
 		}
 		if len(run) == 0 {
@@ -126,24 +127,6 @@ func foldUpper(e string) string {
 		}
 	}
 	return b.String()
-}
-
-func unhexByte(hi, lo byte) (byte, bool) {
-	h, ok1 := unhex(hi)
-	l, ok2 := unhex(lo)
-	return h<<4 | l, ok1 && ok2
-}
-
-func unhex(c byte) (byte, bool) {
-	switch {
-	case '0' <= c && c <= '9':
-		return c - '0', true
-	case 'a' <= c && c <= 'f':
-		return c - 'a' + 10, true
-	case 'A' <= c && c <= 'F':
-		return c - 'A' + 10, true
-	}
-	return 0, false
 }
 
 // looksShortened reports whether e ends like a shortened element: "~", the

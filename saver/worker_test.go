@@ -17,11 +17,26 @@ import (
 // a library user passes.
 var badWorkers = []string{"..", ".", "", "a/b", `a\b`, "-x", ".hidden", "a\x00b", "a\nb", "wörker", "{crawl}", "../../x", strings.Repeat("w", 300)}
 
+// saveOne saves one page with the saver of worker w that a constructor
+// returned, and closes it.
+func saveOne(t *testing.T, w string, s saver.Saver, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatalf("worker %q: %v", w, err)
+	}
+	ctx := context.Background()
+	if err := s.Save(ctx, savertest.NewPage("http://h/p", []byte("p"))); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestFileWorkerKeepsOthersFiles: whatever its name, a worker's temporary
 // directory and manifest are its own, inside the directory; another
 // worker's are never touched ("." and ".." once emptied them all).
 func TestFileWorkerKeepsOthersFiles(t *testing.T) {
-	ctx := context.Background()
 	for _, w := range badWorkers {
 		sandbox := t.TempDir()
 		dir := filepath.Join(sandbox, "out")
@@ -35,15 +50,7 @@ func TestFileWorkerKeepsOthersFiles(t *testing.T) {
 			}
 		}
 		s, err := saver.NewFile(saver.FileConfig{Dir: dir, Crawl: "c", Worker: w})
-		if err != nil {
-			t.Fatalf("worker %q: %v", w, err)
-		}
-		if err := s.Save(ctx, savertest.NewPage("http://h/p", []byte("p"))); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
+		saveOne(t, w, s, err)
 		for _, f := range others {
 			if b, err := os.ReadFile(f); err != nil || string(b) != "another worker's" {
 				t.Errorf("worker %q: %s = %q, %v: another worker's file was touched", w, f, b, err)
@@ -62,20 +69,11 @@ func TestFileWorkerKeepsOthersFiles(t *testing.T) {
 // TestTarWorkerStaysInDir: the archive of any worker name is one file in
 // the directory of the path template.
 func TestTarWorkerStaysInDir(t *testing.T) {
-	ctx := context.Background()
 	for _, w := range badWorkers {
 		sandbox := t.TempDir()
 		dir := filepath.Join(sandbox, "out")
 		s, err := saver.NewTar(saver.TarConfig{Path: filepath.Join(dir, "{crawl}-{worker}.tar"), Crawl: "c", Worker: w})
-		if err != nil {
-			t.Fatalf("worker %q: %v", w, err)
-		}
-		if err := s.Save(ctx, savertest.NewPage("http://h/p", []byte("p"))); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Close(ctx); err != nil {
-			t.Fatal(err)
-		}
+		saveOne(t, w, s, err)
 		if entries, _ := os.ReadDir(sandbox); len(entries) != 1 {
 			t.Errorf("worker %q: the sandbox holds %v, want only out/", w, entries)
 		}
