@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/klauspost/compress/gzip"
 	"github.com/nlnwa/gowarc"
 )
@@ -164,7 +163,14 @@ func (w *WARC) encode(p *Page) (*bytes.Buffer, cdxEntry, error) {
 		return nil, cdxEntry{}, err
 	}
 	ex := newExchange(p, target)
-	reqID, respID := "<"+uuid.New().URN()+">", "<"+uuid.New().URN()+">"
+	reqID, err := newRecordID()
+	if err != nil {
+		return nil, cdxEntry{}, err
+	}
+	respID, err := newRecordID()
+	if err != nil {
+		return nil, cdxEntry{}, err
+	}
 	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), metaValue(p.Key)
 	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
 	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {WARCFieldKey, key}}

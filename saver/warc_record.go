@@ -11,8 +11,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/nlnwa/gowarc"
 
 	"github.com/distscrape/distscrape/internal/redact"
@@ -45,9 +47,26 @@ func warcRecordOptions(dir string) []gowarc.WarcRecordOption {
 	return []gowarc.WarcRecordOption{
 		gowarc.WithVersion(gowarc.V1_1),
 		gowarc.WithNoValidation(),
+		gowarc.WithRecordIdFunc(newRecordID),
 		gowarc.WithBufferTmpDir(dir),
 		gowarc.WithBufferMaxMemBytes(16 << 20),
 	}
+}
+
+// uuidMu serializes gowarc.NewRecordBuilder, which turns uuid's random
+// pool on at every call (a global write, a data race against any uuid.New
+// running meanwhile), with the record IDs we draw.
+var uuidMu sync.Mutex
+
+// newRecordID is a WARC-Record-ID: a random UUID as a URN, in angle brackets.
+func newRecordID() (string, error) {
+	uuidMu.Lock()
+	defer uuidMu.Unlock()
+	id, err := uuid.NewRandom()
+	if err != nil {
+		return "", fmt.Errorf("record ID: %w", err)
+	}
+	return "<" + id.URN() + ">", nil
 }
 
 // warcDigest is the sha1 digest of the concatenated parts as WARC tools
@@ -199,7 +218,9 @@ func remoteIP(addr string) string {
 // with a value) and block.
 // The block digest and length are computed here.
 func buildRecord(opts []gowarc.WarcRecordOption, typ gowarc.RecordType, fields [][2]string, block ...[]byte) (gowarc.WarcRecord, error) {
+	uuidMu.Lock()
 	rb := gowarc.NewRecordBuilder(typ, opts...)
+	uuidMu.Unlock()
 	for _, f := range fields {
 		if f[1] != "" {
 			rb.AddWarcHeader(f[0], f[1])
