@@ -34,3 +34,15 @@ func ValidateWorker(name string) error {
 	}
 	return nil
 }
+
+// ValidateRequeue checks Requeue's options: the worker, when one is named,
+// by ValidateWorker (it names a Redis key of the crawl).
+func ValidateRequeue(opt RequeueOptions) error {
+	if opt.Worker == "" {
+		return nil
+	}
+	if err := ValidateWorker(opt.Worker); err != nil {
+		return fmt.Errorf("%w: requeue: %w", ErrInvalidArgument, err)
+	}
+	return nil
+}

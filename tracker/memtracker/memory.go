@@ -417,6 +417,9 @@ func (m *Tracker) promoteDue(now time.Time, limit int) int {
 
 // Requeue implements Tracker.
 func (m *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (n int, err error) {
+	if err := tracker.ValidateRequeue(opt); err != nil {
+		return 0, err
+	}
 	err = m.update(ctx, func() bool {
 		n = m.requeueLocked(opt)
 		return false

@@ -246,6 +246,9 @@ func (r *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 // Requeue moves expired leases and due delayed items (default), one worker's
 // leases, or the dead letters back to pending, requeueChunk per script call.
 func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
+	if err := tracker.ValidateRequeue(opt); err != nil {
+		return 0, err
+	}
 	mode, keys := "expired", r.keys.fixed
 	switch {
 	case opt.Failed:

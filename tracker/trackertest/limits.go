@@ -130,7 +130,8 @@ func testCheckoutLimits(e *env) {
 		ttl    time.Duration
 	}{
 		{"w", 0, ttl}, {"w", -1, ttl}, {"w", math.MinInt, ttl},
-		{"", 1, ttl},
+		{"", 1, ttl}, {"..", 1, ttl}, {".", 1, ttl}, {"a/b", 1, ttl}, {"a\nb", 1, ttl}, {"{crawl}", 1, ttl},
+		{strings.Repeat("w", tracker.MaxWorkerLen+1), 1, ttl},
 		{"w", 1, 0}, {"w", 1, -time.Second}, {"w", 1, time.Nanosecond}, {"w", 1, tracker.MinLeaseTTL - 1},
 	} {
 		ls, err := e.tr.Checkout(e.ctx, c.worker, c.n, c.ttl)
@@ -139,6 +140,11 @@ func testCheckoutLimits(e *env) {
 		}
 	}
 	e.wantStats(counts{Pending: 1, Added: 1})
+	for _, w := range []string{"..", "a/b", "a\x00b"} {
+		if _, err := e.tr.Requeue(e.ctx, tracker.RequeueOptions{Worker: w}); !errors.Is(err, tracker.ErrInvalidArgument) {
+			e.t.Errorf("Requeue(worker %q) = %v, want ErrInvalidArgument", w, err)
+		}
+	}
 	ls, err := e.tr.Checkout(e.ctx, "w", 1, tracker.MinLeaseTTL)
 	if err != nil || len(ls) != 1 {
 		e.t.Fatalf("Checkout with ttl MinLeaseTTL = %d leases, %v; want 1", len(ls), err)

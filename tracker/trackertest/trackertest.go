@@ -31,8 +31,9 @@
 //     refused whole with ErrInvalidItem and changes nothing; invalid is
 //     exactly what tracker.ValidateItem and ValidateRange refuse (limits.go
 //     tries every limit and every class of bad key);
-//   - Checkout with n < 1, an empty worker or a TTL under MinLeaseTTL, and
-//     Extend with such a TTL, are refused with ErrInvalidArgument.
+//   - Checkout with n < 1, a worker name tracker.ValidateWorker refuses or
+//     a TTL under MinLeaseTTL, Extend with such a TTL, and Requeue of such
+//     a worker, are refused with ErrInvalidArgument.
 package trackertest
 
 import (
