@@ -105,7 +105,11 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 	}
 	if len(fails) > 0 {
 		for _, f := range fails {
-			m.log.Debug("item failed", "item", f.Lease.Key, "final", f.Final, "reason", f.Reason)
+			if f.Final || m.cfg.MaxAttempts > 0 && f.Lease.Attempts >= m.cfg.MaxAttempts {
+				m.log.Warn("item failed for good (dead letter)", "item", f.Lease.Key, "attempts", f.Lease.Attempts, "reason", f.Reason)
+			} else {
+				m.log.Debug("item failed; will retry", "item", f.Lease.Key, "attempts", f.Lease.Attempts, "reason", f.Reason)
+			}
 		}
 		lost := m.retry(ctx, "fail", func(ctx context.Context) error { return m.tr.Fail(ctx, fails) }, len(fails))
 		m.failed.Add(int64(len(fails) - lost))

@@ -61,6 +61,10 @@ type Config struct {
 	// line hides its config's secrets with it. Logs are the Logger's to
 	// redact.
 	Redact func(reason string) string
+	// MaxAttempts is the tracker's, so that an item's last failed attempt
+	// is logged at warn level like a final failure: a dead letter deserves
+	// a line. 0: only final outcomes (404, ...) are warned about.
+	MaxAttempts int
 }
 
 func (c Config) withDefaults() Config {

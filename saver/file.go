@@ -96,27 +96,9 @@ type manifestRecord struct {
 
 // NewFile creates the directory if needed and opens the worker's manifest.
 func NewFile(cfg FileConfig) (*File, error) {
-	if cfg.Dir == "" {
-		return nil, configErr("saver.dir", "empty directory")
-	}
-	tmpl := cfg.Name
-	switch cfg.Layout {
-	case "", "mirror":
-		tmpl = "{host}/{path}"
-	case "flat":
-		if tmpl == "" {
-			tmpl = "{id}"
-		}
-	default:
-		return nil, configErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
-	}
-	t, err := parseTemplate("saver.name", tmpl, Placeholders)
+	t, root, err := fileConfig(cfg)
 	if err != nil {
 		return nil, err
-	}
-	root, err := filepath.Abs(cfg.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("saver.dir %q: %w", cfg.Dir, err)
 	}
 	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{},
 		mirror: cfg.Layout != "flat", log: cfg.Logger}
@@ -150,6 +132,34 @@ func NewFile(cfg FileConfig) (*File, error) {
 		f.records = append(f.records, '\n')
 	}
 	return f, nil
+}
+
+// fileConfig checks cfg and returns the name template and the absolute
+// directory, touching nothing (NewFile and CheckFile share it).
+func fileConfig(cfg FileConfig) (*nameTemplate, string, error) {
+	if cfg.Dir == "" {
+		return nil, "", configErr("saver.dir", "empty directory")
+	}
+	tmpl := cfg.Name
+	switch cfg.Layout {
+	case "", "mirror":
+		tmpl = "{host}/{path}"
+	case "flat":
+		if tmpl == "" {
+			tmpl = "{id}"
+		}
+	default:
+		return nil, "", configErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
+	}
+	t, err := parseTemplate("saver.name", tmpl, Placeholders)
+	if err != nil {
+		return nil, "", err
+	}
+	root, err := filepath.Abs(cfg.Dir)
+	if err != nil {
+		return nil, "", fmt.Errorf("saver.dir %q: %w", cfg.Dir, err)
+	}
+	return t, root, nil
 }
 
 // caseInsensitive reports whether dir's file system folds case (macOS,

@@ -76,15 +76,7 @@ type Tar struct {
 // NewTar checks the path template and the directory; the archive itself is
 // created at the first Flush that has something to write.
 func NewTar(cfg TarConfig) (*Tar, error) {
-	if cfg.Path == "" {
-		return nil, configErr("saver.path", "empty archive path")
-	}
-	pt, err := parseTemplate("saver.path", cfg.Path, []string{"worker", "crawl"})
-	if err != nil {
-		return nil, err
-	}
-	path := pt.renderFileName(cfg.Crawl, cfg.Worker)
-	comp, err := compressionOf(path)
+	path, comp, err := tarConfig(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -100,6 +92,21 @@ func NewTar(cfg TarConfig) (*Tar, error) {
 	}
 	t.tw = tar.NewWriter(sinkFunc(t.write))
 	return t, nil
+}
+
+// tarConfig checks cfg and returns the archive's path and compression,
+// touching nothing (NewTar and CheckTar share it).
+func tarConfig(cfg TarConfig) (string, compression, error) {
+	if cfg.Path == "" {
+		return "", compression{}, configErr("saver.path", "empty archive path")
+	}
+	pt, err := parseTemplate("saver.path", cfg.Path, []string{"worker", "crawl"})
+	if err != nil {
+		return "", compression{}, err
+	}
+	path := pt.renderFileName(cfg.Crawl, cfg.Worker)
+	comp, err := compressionOf(path)
+	return path, comp, err
 }
 
 // renderFileName substitutes {crawl} and {worker} into a file path, each

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"strconv"
 	"text/tabwriter"
@@ -155,7 +156,15 @@ func failedCommand() *cli.Command {
 				return err
 			}
 			defer tr.Close()
-			items, err := tr.Failed(c.Context, c.Int("limit"))
+			limit := c.Int("limit")
+			if limit < 0 {
+				return usagef("failed: --limit %d: give a count ≥ 0 (0: all)", limit)
+			}
+			st, err := tr.Stats(c.Context)
+			if err != nil {
+				return fmt.Errorf("failed: %w", err)
+			}
+			items, err := tr.Failed(c.Context, limit)
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
@@ -163,14 +172,7 @@ func failedCommand() *cli.Command {
 				items[i].Key, items[i].Reason = redactor.String(items[i].Key), redactor.String(items[i].Reason)
 			}
 			if c.Bool("json") {
-				enc := json.NewEncoder(os.Stdout)
-				for _, it := range items {
-					if err := enc.Encode(map[string]any{"item": it.Key, "depth": it.Depth, "attempts": it.Attempts,
-						"reason": it.Reason, "at": it.At.UTC().Format(time.RFC3339)}); err != nil {
-						return err
-					}
-				}
-				return nil
+				return writeDeadLetters(os.Stdout, items)
 			}
 			for _, it := range items {
 				// One line per item, even for state written before reasons
@@ -181,7 +183,11 @@ func failedCommand() *cli.Command {
 				}
 				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", key, it.Attempts, it.At.UTC().Format(time.RFC3339), tracker.OneLine(it.Reason))
 			}
-			fmt.Fprintf(os.Stderr, "%d dead letters; retry them with: distscrape requeue --failed\n", len(items))
+			shown := fmt.Sprintf("%d dead letters", st.Failed)
+			if int64(len(items)) < st.Failed {
+				shown = fmt.Sprintf("%d dead letters, %d shown (--limit)", st.Failed, len(items))
+			}
+			fmt.Fprintf(os.Stderr, "%s; retry them with: distscrape requeue -c %s --failed\n", shown, c.String("config"))
 			return nil
 		},
 	}
@@ -238,23 +244,19 @@ func checkCommand() *cli.Command {
 			defer cancel()
 			tr, err := openReadOnly(ctx, cfg)
 			if err != nil {
-				return fmt.Errorf("tracker: %w", err)
+				return within("tracker", err)
 			}
 			defer tr.Close()
 			st, err := tr.Stats(ctx)
 			if err != nil {
-				return fmt.Errorf("tracker: %w", err)
+				return within("tracker", err)
 			}
 			fmt.Fprintf(os.Stdout, "tracker ok: %d items added so far\n", st.Added)
-			if _, err := openScraper(cfg); err != nil {
-				return fmt.Errorf("scraper: %w", err)
+			if _, err := openScraper(cfg, slog.Default()); err != nil {
+				return within("scraper", err)
 			}
-			sv, err := openSaver(ctx, cfg, "check", newLogger(cfg.Log))
-			if err != nil {
-				return fmt.Errorf("saver: %w", err)
-			}
-			if err := sv.Close(ctx); err != nil {
-				return fmt.Errorf("saver: %w", err)
+			if err := checkSaver(ctx, cfg); err != nil {
+				return within("saver", err)
 			}
 			fmt.Fprintf(os.Stdout, "saver ok: %s\n", outputLocation(cfg, "WORKER"))
 			return nil

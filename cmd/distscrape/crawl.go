@@ -81,7 +81,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return err
 	}
-	log := newLogger(cfg.Log)
+	log := slog.Default() // installed by loadConfig
 	ctx := c.Context
 	if !single {
 		if err := requireShared(cfg, "worker"); err != nil {
@@ -104,22 +104,28 @@ func runWorker(c *cli.Context, single bool) error {
 		return err
 	}
 	defer tr.Close()
-	sc, err := openScraper(cfg)
+	if single {
+		if err := requireItems(ctx, tr); err != nil {
+			return err
+		}
+	}
+	sc, err := openScraper(cfg, log)
 	if err != nil {
-		return fmt.Errorf("scraper: %w", err)
+		return within("scraper", err)
 	}
 	fe, err := openFetcher(cfg, sc.InScope, tr, log)
 	if err != nil {
-		return fmt.Errorf("fetch: %w", err)
+		return within("fetch", err)
 	}
 	sv, err := openSaver(ctx, cfg, worker, log)
 	if err != nil {
-		return fmt.Errorf("saver: %w", err)
+		return within("saver", err)
 	}
 	mcfg := manager.Config{
 		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
 		Redact: redactor.String,
+		MaxAttempts: cfg.Tracker.MaxAttempts,
 	}
 	var metricsErr chan error
 	if metricsLn != nil {
@@ -146,13 +152,13 @@ func runWorker(c *cli.Context, single bool) error {
 	closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
 	if err := sv.Close(closeCtx); err != nil {
-		runErr = errors.Join(runErr, fmt.Errorf("saver: close: %w", err))
+		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
 	}
 	if metricsErr != nil {
 		select {
 		case err := <-metricsErr:
 			if err != nil {
-				runErr = errors.Join(runErr, fmt.Errorf("metrics: %w", err))
+				runErr = errors.Join(runErr, within("metrics", err))
 			}
 		default:
 		}
@@ -165,7 +171,11 @@ func runWorker(c *cli.Context, single bool) error {
 	case ctx.Err() != nil:
 		state = "stopped by signal"
 	}
-	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state)
+	dead := ""
+	if stErr == nil && st.Failed > 0 {
+		dead = deadLettersLine(closeCtx, tr, cfg, worker, c.String("config"), st.Failed)
+	}
+	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
 		switch {
@@ -196,13 +206,13 @@ func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (track
 			tr.Close()
 		}
 		if !transient(err) || ctx.Err() != nil {
-			return nil, fmt.Errorf("tracker: %w", err)
+			return nil, within("tracker", err)
 		}
 		wait = min(max(2*wait, 200*time.Millisecond), 5*time.Second)
 		log.Warn("tracker unreachable; retrying", "err", err, "in", wait)
 		select {
 		case <-ctx.Done():
-			return nil, fmt.Errorf("tracker: %w", err)
+			return nil, within("tracker", err)
 		case <-time.After(wait):
 		}
 	}
@@ -230,7 +240,7 @@ func transient(err error) bool {
 func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int, error) {
 	st, err := tr.Stats(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("tracker: %w", err)
+		return 0, within("tracker", err)
 	}
 	if st.Added > 0 || len(cfg.Scraper.Seeds) == 0 {
 		return 0, nil
@@ -241,12 +251,26 @@ func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int,
 	}
 	n, err := tr.Add(ctx, items)
 	if err != nil {
-		return 0, fmt.Errorf("tracker: add seeds: %w", err)
+		return 0, within("tracker", fmt.Errorf("add seeds: %w", err))
 	}
 	return n, nil
 }
 
-func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state string) {
+// requireItems refuses a one-process crawl with nothing to do: no seeds in
+// the config and no item in the tracker would end at once in "crawl done,
+// 0 pages", which reads like success.
+func requireItems(ctx context.Context, tr tracker.Engine) error {
+	st, err := tr.Stats(ctx)
+	if err != nil {
+		return within("tracker", err)
+	}
+	if st.Added == 0 && st.Pending == 0 && st.Delayed == 0 && st.Leased == 0 && st.Done == 0 && st.Failed == 0 {
+		return usagef("scraper.seeds: empty, and the crawl has no items yet: nothing to crawl (list seeds in the config, or add items first with distscrape seed)")
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state, dead string) {
 	rate := 0.0
 	if s.Elapsed > 0 {
 		rate = float64(s.Saved) / s.Elapsed.Seconds()
@@ -260,8 +284,8 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 		fmt.Fprintf(w, "  tracker       stats unavailable: %v\n", redactor.Error(stErr))
 	}
 	fmt.Fprintf(w, "  output        %s\n", outputLocation(cfg, worker))
-	if st.Failed > 0 {
-		fmt.Fprintf(w, "  dead letters: distscrape failed -c <config>\n")
+	if dead != "" {
+		fmt.Fprintf(w, "  dead letters  %s\n", dead)
 	}
 }
 

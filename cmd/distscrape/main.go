@@ -124,7 +124,7 @@ var configFlag = &cli.StringFlag{
 }
 
 func newApp(stdin *os.File) *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:                 "distscrape",
 		Usage:                "a distributed scraper and crawler",
 		Version:              version,
@@ -135,17 +135,18 @@ finds new items with a scraper, saves the bodies, and reports back.
 One machine:  distscrape crawl -c crawl.yaml
 A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape worker -c fleet.yaml`,
 		// Usage errors from flag parsing exit 2 as well.
-		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return usageError{err} },
+		OnUsageError: commandUsageError,
 		Commands: []*cli.Command{
 			crawlCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), statusCommand(),
 			failedCommand(), resetCommand(), checkCommand(), versionCommand(), completionCommand(),
 		},
-		ExitErrHandler: func(*cli.Context, error) {}, // main decides the exit code
-		CommandNotFound: func(c *cli.Context, name string) {
-			fmt.Fprintf(os.Stderr, "distscrape: unknown command %q; see distscrape --help\n", name)
-			os.Exit(exitUsage)
-		},
+		ExitErrHandler:  func(*cli.Context, error) {}, // main decides the exit code
+		CommandNotFound: commandNotFound,
 	}
+	for _, cmd := range app.Commands {
+		cmd.OnUsageError = commandUsageError
+	}
+	return app
 }
 
 func versionCommand() *cli.Command {

@@ -40,24 +40,12 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return nil, err
 	}
 	redactor = cfg.Redactor()
-	// Parts built without a logger (the trackers, the scrapers) log to the
-	// default one: it must redact too.
-	slog.SetDefault(newLogger(cfg.Log))
+	installLogger(cfg.Log) // before anything can log, go-redis included
 	// A mistyped override would silently do nothing: say so.
 	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_ID", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
 		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
 	}
 	return cfg, nil
-}
-
-func newLogger(cfg config.Log) *slog.Logger {
-	var level slog.Level
-	_ = level.UnmarshalText([]byte(cfg.Level)) // validated by config
-	opts := &slog.HandlerOptions{Level: level, ReplaceAttr: redactor.ReplaceAttr}
-	if cfg.Format == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
-	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
 }
 
 func trackerOptions(cfg *config.Config) tracker.Options {
@@ -73,7 +61,7 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch cfg.Tracker.Kind {
 	case "redis":
-		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg)})
+		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), Logger: slog.Default()})
 	default:
 		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
 	}
@@ -114,16 +102,16 @@ func expandName(tmpl, crawl, worker string) string {
 	return strings.NewReplacer("{crawl}", crawl, "{worker}", worker).Replace(tmpl)
 }
 
-func openScraper(cfg *config.Config) (scraper.ScopedScraper, error) {
+func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, error) {
 	s := cfg.Scraper
 	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
 	if s.Kind == "id" {
 		return scraper.NewID(scraper.IDConfig{IDRegex: s.IDRegex, DownloadURLFmt: s.DownloadURLFmt,
-			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v})
+			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log})
 	}
 	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
-		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v})
+		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log})
 }
 
 // openFetcher builds the HTTP client. On a shared tracker that can book
@@ -170,6 +158,24 @@ func configDigest(cfg *config.Config) string {
 		return ""
 	}
 	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
+}
+
+// checkSaver is openSaver for `distscrape check`, which must not write:
+// the file and tar savers are checked by looking at their directory; the
+// Redis and S3 savers only read when they start (PING, HeadBucket).
+func checkSaver(ctx context.Context, cfg *config.Config) error {
+	s := cfg.Saver
+	switch s.Kind {
+	case "file":
+		return saver.CheckFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check"})
+	case "tar":
+		return saver.CheckTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
+	}
+	sv, err := openSaver(ctx, cfg, "check", slog.Default())
+	if err != nil {
+		return err
+	}
+	return sv.Close(ctx)
 }
 
 // defaultWorkerID is hostname-pid: unique on a fleet, readable in status.

@@ -40,14 +40,14 @@ type Tracker struct {
 	State       string        `yaml:"state"`        // memory: journal file to resume from; "" = none
 	LeaseTTL    time.Duration `yaml:"lease_ttl"`    // default 5m
 	Batch       int           `yaml:"batch"`        // items per checkout; default 32
-	MaxAttempts int           `yaml:"max_attempts"` // default 5
+	MaxAttempts int           `yaml:"max_attempts"` // default 3
 	Backoff     Backoff       `yaml:"backoff"`
 }
 
 // Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.
 type Backoff struct {
-	Base time.Duration `yaml:"base"` // default 30s
-	Max  time.Duration `yaml:"max"`  // default 1h
+	Base time.Duration `yaml:"base"` // default 2s
+	Max  time.Duration `yaml:"max"`  // default 5m
 }
 
 // Scraper selects and tunes the scraper.

@@ -4,15 +4,16 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/scraper"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Defaults, as documented on each field of Config.
 const (
 	DefaultLeaseTTL           = 5 * time.Minute
 	DefaultBatch              = 32
-	DefaultMaxAttempts        = 5
-	DefaultBackoffBase        = 30 * time.Second
-	DefaultBackoffMax         = time.Hour
+	DefaultMaxAttempts        = tracker.DefaultMaxAttempts
+	DefaultBackoffBase        = tracker.DefaultBackoffBase
+	DefaultBackoffMax         = tracker.DefaultBackoffMax
 	DefaultRegexTimeout       = time.Second
 	DefaultMaxLinks           = 10000
 	DefaultConcurrency        = 16

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"gopkg.in/yaml.v3"
 )
@@ -58,24 +60,51 @@ func DecodeFile(path string) (*Config, error) {
 	return Decode(data, path)
 }
 
+// readFile says what is wrong with the file in the user's words ("config
+// file nope.yaml: not found"), not the syscall's ("open nope.yaml: ...").
 func readFile(path string) ([]byte, error) {
 	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
+	if err == nil {
+		defer f.Close()
+		var data []byte
+		if data, err = io.ReadAll(io.LimitReader(f, maxConfigSize+1)); err == nil {
+			return data, nil
+		}
 	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxConfigSize+1))
-	if err != nil {
-		return nil, fmt.Errorf("%w: read %s: %w", ErrInvalid, path, err)
+	var why string
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		why = "not found"
+	case errors.Is(err, fs.ErrPermission):
+		why = "permission denied"
+	case errors.Is(err, syscall.EISDIR):
+		why = "is a directory, not a file"
+	default:
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the path is already in the message
+		}
+		why = err.Error()
 	}
-	return data, nil
+	return nil, &fileError{msg: fmt.Sprintf("config file %s: %s", path, why), err: err}
 }
+
+// fileError is a config file that cannot be read: ErrInvalid (exit 2), and
+// the cause for errors.Is (fs.ErrNotExist), in words of its own.
+type fileError struct {
+	msg string
+	err error
+}
+
+func (e *fileError) Error() string   { return e.msg }
+func (e *fileError) Unwrap() []error { return []error{ErrInvalid, e.err} }
 
 func parse(data []byte, name string, env lookupFunc) (*Config, error) {
 	cfg, p := decode(data, name, env)
 	if len(p.list) > 0 && cfg == nil {
 		return nil, p.err()
 	}
+	checkExplicitZeros(cfg, p, env)
 	cfg.ApplyDefaults()
 	cfg.validate(p)
 	if err := p.err(); err != nil {

@@ -83,9 +83,9 @@ func TestDefaults(t *testing.T) {
 		{"tracker.kind", c.Tracker.Kind, "memory"},
 		{"tracker.lease_ttl", c.Tracker.LeaseTTL, 5 * time.Minute},
 		{"tracker.batch", c.Tracker.Batch, 32},
-		{"tracker.max_attempts", c.Tracker.MaxAttempts, 5},
-		{"tracker.backoff.base", c.Tracker.Backoff.Base, 30 * time.Second},
-		{"tracker.backoff.max", c.Tracker.Backoff.Max, time.Hour},
+		{"tracker.max_attempts", c.Tracker.MaxAttempts, 3},
+		{"tracker.backoff.base", c.Tracker.Backoff.Base, 2 * time.Second},
+		{"tracker.backoff.max", c.Tracker.Backoff.Max, 5 * time.Minute},
 		{"scraper.kind", c.Scraper.Kind, "link"},
 		{"scraper.link_regex", c.Scraper.LinkRegex, DefaultLinkRegex},
 		{"scraper.scope.hosts", c.Scraper.Scope.Hosts, []string(nil)}, // the scraper derives it from the seeds
@@ -248,7 +248,7 @@ func TestLoad(t *testing.T) {
 		t.Fatalf("DecodeFile applied defaults or lost the override: %v %+v", err, c)
 	}
 	_, err = Load(filepath.Join(dir, "missing.yaml"))
-	if !errors.Is(err, ErrInvalid) || !errors.Is(err, fs.ErrNotExist) {
+	if !errors.Is(err, ErrInvalid) || !errors.Is(err, fs.ErrNotExist) || !strings.HasSuffix(err.Error(), "missing.yaml: not found") {
 		t.Fatalf("missing file: %v", err)
 	}
 }

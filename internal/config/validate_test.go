@@ -125,7 +125,7 @@ func TestAllProblemsAtOnce(t *testing.T) {
 	for _, fe := range fieldErrors(err) {
 		got[fe.Path] = fe.Pos
 	}
-	want := map[string]string{"tracker.kind": "c.yaml:3", "tracker.lease_tll": "c.yaml:5", "fetch.concurrency": "c.yaml:7"}
+	want := map[string]string{"tracker.kind": "c.yaml:3", "tracker.batch": "c.yaml:4", "tracker.lease_tll": "c.yaml:5", "fetch.concurrency": "c.yaml:7"}
 	for path, pos := range want {
 		if got[path] != pos {
 			t.Errorf("%s: position %q, want %q (all: %v)", path, got[path], pos, err)
