@@ -60,4 +60,3 @@ func within(part string, err error) error {
 	}
 	return fmt.Errorf("%s: %w", part, err)
 }
-
