@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/memtracker"
 )
 
 func requeueCommand() *cli.Command {
@@ -86,11 +87,12 @@ func statusCommand() *cli.Command {
 	}
 }
 
-// watchStatus refreshes in place on a terminal, one line per refresh otherwise.
+// watchStatus refreshes in place on a terminal, one block per refresh
+// otherwise, each stamped with the time; it ends with a "crawl done" line
+// once nothing is pending, leased or delayed.
 func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON bool) error {
 	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
-	var prev *tracker.Stats
-	var prevAt time.Time
+	var w rateWindow
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -101,18 +103,32 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 		if err != nil && ctx.Err() == nil {
 			fmt.Fprintf(os.Stderr, "status: %v (retrying)\n", redactor.Error(err))
 		} else if err == nil {
-			var rate *float64
-			if prev != nil {
-				r := float64(st.Done-prev.Done) / time.Since(prevAt).Seconds()
-				rate = &r
-			}
+			now := time.Now()
+			rate := w.add(now, st.Done+st.Failed)
 			if tty {
 				fmt.Fprint(os.Stdout, "\033[H\033[2J") // clear screen, cursor home
 			}
-			if err := printStatus(os.Stdout, st, rate, asJSON); err != nil {
-				return err
+			done := crawlDone(st)
+			if asJSON {
+				if err := json.NewEncoder(os.Stdout).Encode(watchRecord{At: now.UTC(), Stats: st, CrawlDone: done}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(os.Stdout, "%s\n", now.Format("2006-01-02 15:04:05 MST"))
+				var shown *float64 // none until there are two samples
+				if len(w.samples) > 1 {
+					shown = &rate
+				}
+				if err := printStatus(os.Stdout, st, shown, false); err != nil {
+					return err
+				}
 			}
-			prev, prevAt = &st, time.Now()
+			if done {
+				if !asJSON {
+					fmt.Fprintf(os.Stdout, "crawl done: %d done, %d failed\n", st.Done, st.Failed)
+				}
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -122,18 +138,34 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 	}
 }
 
+// watchRecord is one refresh of status --watch --json.
+type watchRecord struct {
+	At time.Time `json:"at"`
+	tracker.Stats
+	CrawlDone bool `json:"crawl_done"`
+}
+
+// crawlDone is the tracker's Done for a crawl that has started: an empty
+// tracker (not seeded yet) is watched until work arrives and ends.
+func crawlDone(st tracker.Stats) bool {
+	return st.Added > 0 && st.Pending == 0 && st.Leased == 0 && st.Delayed == 0
+}
+
 func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(st)
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "pending\tleased\tdelayed\tdone\tfailed\tadded\tworkers\t\n")
+	fmt.Fprintf(tw, "pending\tleased\tdelayed (retry)\tdone\tfailed\tdiscovered\tworkers\t\n")
 	fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", st.Pending, st.Leased, st.Delayed, st.Done, st.Failed, st.Added, st.Workers)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	if rate != nil {
-		fmt.Fprintf(w, "%.1f items/s\n", *rate)
+		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
+	}
+	if why := waitingFor(st); why != "" {
+		fmt.Fprintln(w, why)
 	}
 	if st.Delayed > 0 && !st.NextDue.IsZero() {
 		fmt.Fprintf(w, "next retry due %s (in %s)\n", st.NextDue.Local().Format(time.DateTime),
@@ -274,10 +306,19 @@ func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, er
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
+	var tr tracker.Engine
 	if readOnly {
-		return openReadOnly(c.Context, cfg)
+		tr, err = openReadOnly(c.Context, cfg)
+	} else {
+		tr, err = openTracker(c.Context, cfg)
 	}
-	return openTracker(c.Context, cfg)
+	if errors.Is(err, memtracker.ErrLocked) {
+		// The state file of a one-process crawl that is running: it cannot
+		// be read now, but the crawl itself can be watched.
+		return nil, cli.Exit(fmt.Sprintf("%s: %v; that crawl shows its own progress (bar or log lines), "+
+			"and its Prometheus metrics live when metrics.addr is set (e.g. 127.0.0.1:9108)", cmd, err), exitRuntime)
+	}
+	return tr, err
 }
 
 func completionCommand() *cli.Command {

@@ -24,6 +24,11 @@ type progress struct {
 
 const logEvery = 10 * time.Second
 
+// rateOver is the window of the pages/s shown: a lifetime average fell
+// from 48 to 7 pages/s while a crawl waited on retries, and said nothing
+// about now.
+const rateOver = 10 * time.Second
+
 func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger, allowBar bool) *progress {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &progress{cancel: cancel}
@@ -45,37 +50,100 @@ func (p *progress) stop() {
 	p.wg.Wait()
 }
 
+// runBar is a spinner with counts, not a percentage: the total grows with
+// the frontier, so a percentage jumps back and forth and an ETA lies.
 func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(os.Stderr),
-		progressbar.OptionSetDescription("crawling"),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetPredictTime(true),
-		progressbar.OptionSetWidth(30),
+		progressbar.OptionSpinnerType(14),
+		progressbar.OptionSetElapsedTime(true),
 		progressbar.OptionThrottle(200*time.Millisecond),
 		progressbar.OptionClearOnFinish(),
 	)
 	defer bar.Finish()
-	everyStats(ctx, tr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
-		if total := st.Done + st.Failed + st.Pending + st.Leased + st.Delayed; total > 0 {
-			bar.ChangeMax64(total)
-		}
+	everyStats(ctx, tr, mgr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
 		_ = bar.Set64(st.Done + st.Failed)
-		bar.Describe(fmt.Sprintf("done %d pending %d failed %d | %.0f pages/s", st.Done, st.Pending+st.Delayed, st.Failed, rate))
-	}, mgr)
+		bar.Describe(progressLine(st, rate))
+	})
 }
 
 func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger) {
-	everyStats(ctx, tr, logEvery, func(st tracker.Stats, rate float64) {
-		log.Info("progress", "done", st.Done, "pending", st.Pending, "leased", st.Leased, "delayed", st.Delayed,
-			"failed", st.Failed, "saved_here", mgr.Progress().Saved, "pages_per_s", fmt.Sprintf("%.1f", rate))
-	}, mgr)
+	everyStats(ctx, tr, mgr, logEvery, func(st tracker.Stats, rate float64) {
+		args := []any{"done", st.Done, "discovered", discovered(st), "pending", st.Pending, "leased", st.Leased,
+			"delayed", st.Delayed, "failed", st.Failed, "saved_here", mgr.Progress().Saved,
+			"pages_per_s", fmt.Sprintf("%.1f", rate)}
+		if w := waitingFor(st); w != "" {
+			args = append(args, "waiting", w)
+		}
+		log.Info("progress", args...)
+	})
 }
 
-// everyStats calls show with the tracker's counts and this worker's pages/s
-// every interval until ctx ends; a failed Stats call skips a beat.
-func everyStats(ctx context.Context, tr tracker.Engine, every time.Duration, show func(tracker.Stats, float64), mgr *manager.Manager) {
-	start := time.Now()
+// discovered counts every item the crawl knows of so far.
+func discovered(st tracker.Stats) int64 {
+	return st.Done + st.Failed + st.Pending + st.Leased + st.Delayed
+}
+
+// progressLine is the bar's text: what is done of what is known, the
+// queue by state (retries apart from new work), and the recent rate.
+func progressLine(st tracker.Stats, rate float64) string {
+	line := fmt.Sprintf("done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | %.0f pages/s",
+		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
+	if w := waitingFor(st); w != "" {
+		line += " | " + w
+	}
+	return line
+}
+
+// waitingFor says why a crawl with nothing to fetch is not done: it waits
+// for retries whose backoff has not passed. The tracker's O(1) counters
+// do not say when the next one is due, so neither does this.
+func waitingFor(st tracker.Stats) string {
+	if st.Pending > 0 || st.Leased > 0 || st.Delayed == 0 {
+		return ""
+	}
+	return fmt.Sprintf("waiting for %d %s (backoff)", st.Delayed, plural(st.Delayed, "retry", "retries"))
+}
+
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// rateWindow is the rate of a growing count over the last rateOver.
+type rateWindow struct {
+	samples []sample
+}
+
+type sample struct {
+	at time.Time
+	n  int64
+}
+
+// add records count n at time at and returns the rate since the oldest
+// sample within the window (0 until there are two samples).
+func (w *rateWindow) add(at time.Time, n int64) float64 {
+	w.samples = append(w.samples, sample{at, n})
+	// Keep one sample at or before the window's start, so the rate covers
+	// the whole window rather than only the part after the first sample in it.
+	for len(w.samples) > 2 && !w.samples[1].at.After(at.Add(-rateOver)) {
+		w.samples = w.samples[1:]
+	}
+	first := w.samples[0]
+	el := at.Sub(first.at).Seconds()
+	if el <= 0 {
+		return 0
+	}
+	return float64(n-first.n) / el
+}
+
+// everyStats calls show with the tracker's counts and this worker's recent
+// pages/s every interval until ctx ends; a failed Stats call skips a beat.
+func everyStats(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, every time.Duration, show func(tracker.Stats, float64)) {
+	var w rateWindow
+	w.add(time.Now(), mgr.Progress().Saved)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
@@ -84,8 +152,9 @@ func everyStats(ctx context.Context, tr tracker.Engine, every time.Duration, sho
 			return
 		case <-t.C:
 		}
+		rate := w.add(time.Now(), mgr.Progress().Saved)
 		if st, err := tr.Stats(ctx); err == nil {
-			show(st, float64(mgr.Progress().Saved)/time.Since(start).Seconds())
+			show(st, rate)
 		}
 	}
 }

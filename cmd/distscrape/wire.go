@@ -73,7 +73,7 @@ func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error
 func openReadOnly(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch {
 	case cfg.Tracker.Kind == "redis":
-		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), ReadOnly: true})
+		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), ReadOnly: true, Logger: slog.Default()})
 	case cfg.Tracker.State == "":
 		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg)}) // nothing on disk to write
 	default:

@@ -245,7 +245,7 @@ func (j *journal) close() error {
 		err = cerr
 	}
 	if j.lock != nil {
-		_ = j.lock.Close() // releases the flock
+		unlockState(j.lock) // drops the note, releases the flock
 	}
 	if err != nil {
 		return fmt.Errorf("tracker: closing journal: %w", err)

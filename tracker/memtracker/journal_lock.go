@@ -6,18 +6,35 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 )
 
 // lockState takes an exclusive lock on path+".lock" for the life of the
 // tracker: two processes appending to one journal would corrupt it. The
-// kernel drops the lock when the process dies, SIGKILL included.
+// kernel drops the lock when the process dies, SIGKILL included. The holder
+// notes its pid and host in the file, so that whoever finds it locked can
+// say which process to look at.
 func lockState(path string) (*os.File, error) {
 	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("tracker: state: %w", err)
 	}
-	return flockState(f, syscall.LOCK_EX, path, "is in use by another process (one crawl per state file)")
+	if f, err = flockState(f, syscall.LOCK_EX, path, "(one crawl per state file)"); err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	// Best effort: the lock, not this note, is what protects the state.
+	if f.Truncate(0) == nil {
+		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d on %s\n", os.Getpid(), host)), 0)
+	}
+	return f, nil
+}
+
+// unlockState drops the holder's note and the lock.
+func unlockState(f *os.File) {
+	_ = f.Truncate(0)
+	_ = f.Close()
 }
 
 // flockState locks f, the lock file of path, without waiting; busy says why
@@ -26,7 +43,7 @@ func flockState(f *os.File, how int, path, busy string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), how|syscall.LOCK_NB); err != nil {
 		_ = f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, fmt.Errorf("tracker: state %s %s", path, busy)
+			return nil, &LockedError{Path: path, Holder: lockHolder(path), Why: busy}
 		}
 		return nil, fmt.Errorf("tracker: state: locking %s.lock: %w", path, err)
 	}
@@ -45,5 +62,25 @@ func lockStateShared(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tracker: state: %w", err)
 	}
-	return flockState(f, syscall.LOCK_SH, path, "is in use by a running crawl; it can be read once the crawl has stopped")
+	return flockState(f, syscall.LOCK_SH, path, "(a running crawl; it can be read once the crawl has stopped)")
+}
+
+// lockHolder reads the holder's note ("pid 4242 on host-a"), or "" if there
+// is none, or if it names a process of this host that is gone (a crawl
+// killed with -9 leaves its note; a reader holding the lock writes none).
+func lockHolder(path string) string {
+	b, err := os.ReadFile(path + ".lock")
+	if err != nil || len(b) > 256 {
+		return ""
+	}
+	note := strings.TrimSpace(string(b))
+	var pid int
+	var host string
+	if _, err := fmt.Sscanf(note, "pid %d on %s", &pid, &host); err != nil {
+		return ""
+	}
+	if me, _ := os.Hostname(); host == me && syscall.Kill(pid, 0) == syscall.ESRCH {
+		return ""
+	}
+	return note
 }

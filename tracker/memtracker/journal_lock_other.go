@@ -9,3 +9,5 @@ func lockState(string) (*os.File, error) { return nil, nil }
 
 // lockStateShared is a no-op where flock(2) is missing.
 func lockStateShared(string) (*os.File, error) { return nil, nil }
+
+func unlockState(f *os.File) { _ = f.Close() }
