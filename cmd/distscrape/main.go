@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -26,7 +27,8 @@ const (
 	exitUsage   = 2
 )
 
-// version is set with -ldflags "-X main.version=...".
+// version, when set with -ldflags "-X main.version=...", overrides the
+// module version from the build info.
 var version = "dev"
 
 // usageError marks bad usage (exit 2) as opposed to a runtime failure (exit 1).
@@ -127,7 +129,7 @@ func newApp(stdin *os.File) *cli.App {
 	app := &cli.App{
 		Name:                 "distscrape",
 		Usage:                "a distributed scraper and crawler",
-		Version:              version,
+		Version:              versionString(),
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		Description: `A tracker leases URLs or IDs to workers; each worker fetches them politely,
@@ -152,10 +154,45 @@ A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape w
 func versionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "version",
-		Usage: "print the version",
+		Usage: "print the version, the commit it was built from, and the Go version",
 		Action: func(*cli.Context) error {
-			fmt.Printf("distscrape %s (%s, %s/%s)\n", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Println("distscrape " + versionString())
 			return nil
 		},
 	}
+}
+
+// versionString is the module version (v1.2.0 when installed with go
+// install ...@v1.2.0, "(devel)" in a clone) and the commit go build
+// stamped, so a bug report says exactly which code ran.
+func versionString() string {
+	bi, _ := debug.ReadBuildInfo()
+	return describeBuild(version, bi)
+}
+
+// describeBuild is versionString for given build info (nil: none).
+func describeBuild(v string, bi *debug.BuildInfo) string {
+	commit := ""
+	if bi != nil {
+		if v == "dev" && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		var rev, at, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = " " + s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = ", modified"
+				}
+			}
+		}
+		if rev != "" {
+			commit = fmt.Sprintf("commit %.12s%s%s, ", rev, at, dirty)
+		}
+	}
+	return fmt.Sprintf("%s (%s%s, %s/%s)", v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
