@@ -30,7 +30,9 @@ if [ -z "$SITE_URL" ]; then
 	exit 1
 fi
 echo "demo: fixture site of $PAGES pages at $SITE_URL"
-echo "demo: distscrape crawl -c examples/mirror.yaml"
-SITE_URL=$SITE_URL OUT_DIR=$OUT "$BIN" crawl -c examples/mirror.yaml
+echo "demo: distscrape crawl -c examples/mirror.yaml (seeds $SITE_URL/, output in $OUT/)"
+# The example's seed is the fixture site's default port; the demo's site
+# picked a free one, so the seed and the folder are overridden.
+DISTSCRAPE_SCRAPER_SEEDS=$SITE_URL/ DISTSCRAPE_SAVER_DIR=$OUT "$BIN" crawl -c examples/mirror.yaml
 files=$(find "$OUT" -type f -not -path "*/.distscrape/*" | wc -l)
 echo "demo: $files files under $OUT/ ($(du -sh "$OUT" | cut -f1)); e.g. $(find "$OUT" -type f -not -path "*/.distscrape/*" | sort | head -n1)"

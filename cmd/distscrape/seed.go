@@ -42,6 +42,13 @@ Examples:
 			&cli.StringFlag{Name: "range", Usage: "add the numeric IDs `A-B` (inclusive)"},
 		},
 		Action: func(c *cli.Context) error {
+			for _, a := range c.Args().Slice() {
+				// urfave/cli stops parsing flags at the first item, so a flag
+				// after one would be seeded as an item.
+				if strings.HasPrefix(a, "-") && len(a) > 1 {
+					return usagef("seed: %q after an item: flags go first (distscrape seed -c FILE [flags] ITEM...)", a)
+				}
+			}
 			cfg, err := loadConfig(c)
 			if err != nil {
 				return err
