@@ -31,7 +31,23 @@ func installLogger(cfg config.Log) *slog.Logger {
 	}
 	slog.SetDefault(log)
 	redis.SetLogger(redisLogger{log})
+	if cfg.Format == "json" {
+		jsonLog = log
+	}
 	return log
+}
+
+// jsonLog is the logger once log.format: json is known: the error a
+// command exits with is then one more JSON line, not plain text.
+var jsonLog *slog.Logger
+
+// printExitError writes the error a command ends with.
+func printExitError(msg string) {
+	if jsonLog != nil {
+		jsonLog.Error(msg)
+		return
+	}
+	fmt.Fprintln(os.Stderr, "distscrape:", msg)
 }
 
 // durationString logs a time.Duration as Go writes it ("200ms"), not as the

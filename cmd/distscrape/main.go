@@ -88,7 +88,7 @@ func run(args []string, stdin *os.File) int {
 			cancel(signalStop{s})
 		}
 		<-ch // exit with our own message and code
-		fmt.Fprintln(os.Stderr, "distscrape: second signal, exiting at once")
+		printExitError("second signal, exiting at once")
 		os.Exit(exitRuntime)
 	}()
 
@@ -106,14 +106,14 @@ func exitCode(err error) int {
 	switch {
 	case errors.As(err, &ec):
 		if msg := err.Error(); msg != "" {
-			fmt.Fprintln(os.Stderr, "distscrape:", msg)
+			printExitError(msg)
 		}
 		return ec.ExitCode()
 	case errors.Is(err, config.ErrInvalid), errors.As(err, new(usageError)):
-		fmt.Fprintln(os.Stderr, "distscrape:", err)
+		printExitError(err.Error())
 		return exitUsage
 	default:
-		fmt.Fprintln(os.Stderr, "distscrape:", err)
+		printExitError(err.Error())
 		return exitRuntime
 	}
 }

@@ -40,10 +40,10 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 		return nil, err
 	}
 	redactor = cfg.Redactor()
-	installLogger(cfg.Log) // before anything can log, go-redis included
+	log := installLogger(cfg.Log) // before anything can log, go-redis included
 	// A mistyped override would silently do nothing: say so.
 	for _, msg := range config.UnknownEnv(os.Environ(), "DISTSCRAPE_CONFIG", "DISTSCRAPE_ID", "DISTSCRAPE_CPUPROFILE", "DISTSCRAPE_MEMPROFILE") {
-		fmt.Fprintf(os.Stderr, "distscrape: warning: environment variable %s matches no config key\n", msg)
+		log.Warn("environment variable " + msg + " matches no config key")
 	}
 	return cfg, nil
 }
