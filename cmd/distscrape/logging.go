@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 
@@ -32,19 +33,20 @@ func installLogger(cfg config.Log) *slog.Logger {
 	slog.SetDefault(log)
 	redis.SetLogger(redisLogger{log})
 	if cfg.Format == "json" {
-		jsonLog = log
+		jsonLog.Store(log)
 	}
 	return log
 }
 
 // jsonLog is the logger once log.format: json is known: the error a
 // command exits with is then one more JSON line, not plain text.
-var jsonLog *slog.Logger
+// (Atomic: the second-signal goroutine reads it.)
+var jsonLog atomic.Pointer[slog.Logger]
 
 // printExitError writes the error a command ends with.
 func printExitError(msg string) {
-	if jsonLog != nil {
-		jsonLog.Error(msg)
+	if log := jsonLog.Load(); log != nil {
+		log.Error(msg)
 		return
 	}
 	fmt.Fprintln(os.Stderr, "distscrape:", msg)
