@@ -38,6 +38,16 @@ saver: {kind: file, dir: out}
 		{"proxy scheme", good + "fetch: {proxies: ['gopher://127.0.0.1:70']}\n", "fetch.proxies"},
 		{"s3 without bucket", "crawl: bad\nscraper: {kind: link, seeds: ['http://127.0.0.1:1/']}\nsaver: {kind: s3}\n", "saver.bucket"},
 		{"not yaml", "crawl: [unclosed\n", "crawl.yaml"},
+		// An explicit zero that would silently become the default.
+		{"zero batch", good + "tracker: {batch: 0}\n", "tracker.batch: 0 is not a valid setting"},
+		{"zero attempts", good + "tracker: {max_attempts: 0}\n", "tracker.max_attempts: 0 is not a valid setting"},
+		{"zero backoff", good + "tracker: {backoff: {base: 0s}}\n", "tracker.backoff.base: 0 is not a valid setting"},
+		{"zero timeout", good + "fetch: {timeout: 0s}\n", "fetch.timeout: 0 is not a valid setting"},
+		{"zero max_body", good + "fetch: {max_body: 0B}\n", "fetch.max_body: 0 is not a valid setting"},
+		// Nothing to crawl: no seeds, and a tracker with no items.
+		{"no seeds", "crawl: bad\nscraper: {kind: link, scope: {hosts: [127.0.0.1]}}\nsaver: {kind: file, dir: out}\n", "scraper.seeds"},
+		{"empty seeds", "crawl: bad\nscraper: {kind: link, seeds: [], scope: {hosts: [127.0.0.1]}}\nsaver: {kind: file, dir: out}\n", "scraper.seeds"},
+		{"no seeds, id", "crawl: bad\nscraper: {kind: id, id_regex: '(\\d+)', download_url_fmt: 'http://127.0.0.1:1/{id}'}\nsaver: {kind: tar, path: out/x.tar}\n", "scraper.seeds"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
