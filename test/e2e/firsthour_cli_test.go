@@ -158,7 +158,7 @@ func TestExamplesRunAsWritten(t *testing.T) {
 	site := startSite(t, fixturesite.Options{Pages: 50, IDs: 40})
 	cases := []struct {
 		example, override string
-		wantSaved        int
+		wantSaved         int
 	}{
 		{"mirror.yaml", "DISTSCRAPE_SCRAPER_SEEDS=" + site.URL() + "/", len(site.Pages())},
 		{"ids.yaml", "DISTSCRAPE_SCRAPER_DOWNLOAD_URL_FMT=" + site.ItemURLFormat(), len(site.ExpectedIDs())},
