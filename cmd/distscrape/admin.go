@@ -164,7 +164,7 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if rate != nil {
 		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
 	}
-	if why := waitingFor(st); why != "" {
+	if why := waitingFor(st, time.Now()); why != "" {
 		fmt.Fprintln(w, why)
 	}
 	if st.Delayed > 0 && !st.NextDue.IsZero() {

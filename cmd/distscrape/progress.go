@@ -63,7 +63,7 @@ func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
 	defer bar.Finish()
 	everyStats(ctx, tr, mgr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
 		_ = bar.Set64(st.Done + st.Failed)
-		bar.Describe(progressLine(st, rate))
+		bar.Describe(progressLine(st, rate, time.Now()))
 	})
 }
 
@@ -72,7 +72,7 @@ func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, l
 		args := []any{"done", st.Done, "discovered", discovered(st), "pending", st.Pending, "leased", st.Leased,
 			"delayed", st.Delayed, "failed", st.Failed, "saved_here", mgr.Progress().Saved,
 			"pages_per_s", fmt.Sprintf("%.1f", rate)}
-		if w := waitingFor(st); w != "" {
+		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
 		}
 		log.Info("progress", args...)
@@ -86,23 +86,26 @@ func discovered(st tracker.Stats) int64 {
 
 // progressLine is the bar's text: what is done of what is known, the
 // queue by state (retries apart from new work), and the recent rate.
-func progressLine(st tracker.Stats, rate float64) string {
+func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 	line := fmt.Sprintf("done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | %.0f pages/s",
 		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
-	if w := waitingFor(st); w != "" {
+	if w := waitingFor(st, now); w != "" {
 		line += " | " + w
 	}
 	return line
 }
 
 // waitingFor says why a crawl with nothing to fetch is not done: it waits
-// for retries whose backoff has not passed. The tracker's O(1) counters
-// do not say when the next one is due, so neither does this.
-func waitingFor(st tracker.Stats) string {
+// for retries whose backoff has not passed, the next due at st.NextDue.
+func waitingFor(st tracker.Stats, now time.Time) string {
 	if st.Pending > 0 || st.Leased > 0 || st.Delayed == 0 {
 		return ""
 	}
-	return fmt.Sprintf("waiting for %d %s (backoff)", st.Delayed, plural(st.Delayed, "retry", "retries"))
+	what := fmt.Sprintf("waiting for %d %s", st.Delayed, plural(st.Delayed, "retry", "retries"))
+	if st.NextDue.IsZero() {
+		return what
+	}
+	return fmt.Sprintf("%s, next in %s", what, max(st.NextDue.Sub(now), 0).Round(time.Second))
 }
 
 func plural(n int64, one, many string) string {

@@ -49,6 +49,7 @@ func TestRateWindow(t *testing.T) {
 // TestProgressLine: counts, not a percentage that jumps as the frontier
 // grows; retries apart from pending; what an idle crawl waits for.
 func TestProgressLine(t *testing.T) {
+	now := time.Unix(1_700_000_000, 0)
 	cases := []struct {
 		name      string
 		st        tracker.Stats
@@ -57,10 +58,12 @@ func TestProgressLine(t *testing.T) {
 		{"crawling", tracker.Stats{Pending: 100, Leased: 32, Delayed: 5, Done: 2843, Failed: 3},
 			[]string{"done 2843 of 2983 discovered", "pending 100", "leased 32", "delayed (retry) 5", "failed 3", "48 pages/s"},
 			[]string{"%", "ETA", "waiting"}},
-		{"waiting on retries", tracker.Stats{Delayed: 20, Done: 2980},
-			[]string{"done 2980 of 3000 discovered", "pending 0", "delayed (retry) 20", "waiting for 20 retries"}, []string{"%"}},
-		{"waiting on one retry", tracker.Stats{Delayed: 1, Done: 10},
-			[]string{"waiting for 1 retry "}, nil},
+		{"waiting on retries", tracker.Stats{Delayed: 20, Done: 2980, NextDue: now.Add(40 * time.Second)},
+			[]string{"done 2980 of 3000 discovered", "pending 0", "delayed (retry) 20", "waiting for 20 retries, next in 40s"}, []string{"%"}},
+		{"a retry overdue", tracker.Stats{Delayed: 2, NextDue: now.Add(-time.Second)},
+			[]string{"waiting for 2 retries, next in 0s"}, nil},
+		{"waiting on one retry, due unknown", tracker.Stats{Delayed: 1, Done: 10},
+			[]string{"waiting for 1 retry"}, []string{"next in"}},
 		{"retries while others are leased", tracker.Stats{Leased: 1, Delayed: 20},
 			[]string{"delayed (retry) 20"}, []string{"waiting"}},
 		{"nothing yet", tracker.Stats{},
@@ -68,7 +71,7 @@ func TestProgressLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			line := progressLine(tc.st, 48)
+			line := progressLine(tc.st, 48, now)
 			for _, w := range tc.want {
 				if !strings.Contains(line, w) {
 					t.Errorf("%q lacks %q", line, w)

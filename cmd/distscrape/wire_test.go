@@ -1,6 +1,7 @@
 package main
 
 import (
+	"log/slog"
 	"net/url"
 	"testing"
 
@@ -26,7 +27,7 @@ func TestConfigScopeIsScraperScope(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc, err := openScraper(cfg)
+		sc, err := openScraper(cfg, slog.Default())
 		if err != nil {
 			t.Fatal(err)
 		}

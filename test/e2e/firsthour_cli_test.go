@@ -155,7 +155,7 @@ func TestExamplesRunAsWritten(t *testing.T) {
 	if !strings.Contains(string(main), `flag.String("addr", "`+defaultAddr+`"`) {
 		t.Fatalf("the fixture site's default address is no longer %s: update the examples and the README", defaultAddr)
 	}
-	site := startSite(t, fixturesite.Options{Pages: 50, IDs: 40})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 50, IDs: 40})
 	cases := []struct {
 		example, override string
 		wantSaved         int

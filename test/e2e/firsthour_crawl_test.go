@@ -79,7 +79,7 @@ func noDoubledPrefix(t *testing.T, outputs ...string) {
 // durations are strings, and no error repeats its prefix; the worker
 // carries on once Redis is back.
 func TestLogsThroughTheConfiguredLogger(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 30})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 30})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{Tracker: redisTracker(rs, "30s"), Scraper: linkScraper(site), Saver: "saver: {kind: none}"}.write(t, dir)
@@ -135,7 +135,7 @@ func withJSON(t *testing.T, cfg string) {
 // where, and logs each as it fails for good; never a hint to run `failed`,
 // which could not show them.
 func TestDeadLettersOfAOneProcessCrawl(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 60, NotFound: 3, Broken: 2})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 60, NotFound: 3, Broken: 2})
 	notFound, broken := site.FailingPages()
 	cases := []struct{ saver, file string }{
 		{"saver: {kind: file, dir: out}", "out/.distscrape/e2e-failed.jsonl"},
@@ -188,7 +188,7 @@ func TestDeadLettersOfAOneProcessCrawl(t *testing.T) {
 // TestFailedCountsAll: `failed --limit N` says how many dead letters there
 // are and how many it shows, and its hint names the config.
 func TestFailedCountsAll(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 40, NotFound: 8})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 40, NotFound: 8})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{Tracker: redisTracker(rs, "30s"), Scraper: linkScraper(site), Saver: "saver: {kind: none}"}.write(t, dir)

@@ -45,7 +45,7 @@ func snapshot(t *testing.T, dir string) string {
 // working directory: no output folder, manifest or archive is created or
 // touched, before a crawl or after one, whatever the saver.
 func TestReadOnlyCommands(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 20, NotFound: 2})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 20, NotFound: 2})
 	rs := redistest.Start(t, redistest.Options{})
 	savers := []string{
 		"saver: {kind: file, dir: out}",
@@ -84,7 +84,7 @@ var stamp = regexp.MustCompile(`(?m)^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d \S+$`)
 // TestStatusWatch: each refresh is stamped with the time; the watch waits
 // on a crawl that has not started and ends with "crawl done" when it is.
 func TestStatusWatch(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 40, NotFound: 1})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 40, NotFound: 1})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{Tracker: redisTracker(rs, "30s"), Scraper: linkScraper(site), Saver: "saver: {kind: none}"}.write(t, dir)
@@ -123,7 +123,7 @@ func TestStatusWatch(t *testing.T) {
 // one-process crawl names the process that holds it and says how to watch
 // that crawl instead.
 func TestStatusOfALockedState(t *testing.T) {
-	site := startSite(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, Latency: 30 * time.Millisecond})
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, state: state/crawl.state}",
