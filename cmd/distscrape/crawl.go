@@ -124,7 +124,7 @@ func runWorker(c *cli.Context, single bool) error {
 	mcfg := manager.Config{
 		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
-		Redact: redactor.String,
+		Redact:      redactor.String,
 		MaxAttempts: cfg.Tracker.MaxAttempts,
 	}
 	var metricsErr chan error

@@ -42,27 +42,29 @@ func snapshot(t *testing.T, dir string) string {
 }
 
 // TestReadOnlyCommands: check, status and failed change nothing in the
-// working directory: no output folder, manifest or archive is created or
-// touched, before a crawl or after one, whatever the saver.
+// working directory: no output folder, manifest, archive or state file is
+// created or touched, before a crawl or after one, whatever the saver and
+// the tracker.
 func TestReadOnlyCommands(t *testing.T) {
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 20, NotFound: 2})
 	rs := redistest.Start(t, redistest.Options{})
-	savers := []string{
-		"saver: {kind: file, dir: out}",
-		"saver: {kind: file, dir: out/deeper/still, layout: flat}",
-		"saver: {kind: tar, path: 'out/{crawl}-{worker}.tar.gz'}",
-		"saver: {kind: none}",
+	cases := []struct{ tracker, saver, run string }{
+		{redisTracker(rs, "30s"), "saver: {kind: file, dir: out}", "worker"},
+		{redisTracker(rs, "30s"), "saver: {kind: file, dir: out/deeper/still, layout: flat}", "worker"},
+		{redisTracker(rs, "30s"), "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar.gz'}", "worker"},
+		{redisTracker(rs, "30s"), "saver: {kind: none}", "worker"},
+		{"tracker: {kind: memory, state: state/crawl.state}", "saver: {kind: file, dir: out}", "crawl"},
 	}
 	commands := [][]string{{"check"}, {"status"}, {"status", "--json"}, {"failed"}, {"failed", "--json"}, {"failed", "--limit", "1"}}
-	for i, sv := range savers {
-		t.Run(sv, func(t *testing.T) {
+	for i, tc := range cases {
+		t.Run(tc.tracker[:20]+" "+tc.saver, func(t *testing.T) {
 			dir := t.TempDir()
-			cfg := crawlConfig{Crawl: fmt.Sprintf("ro%d", i), Tracker: redisTracker(rs, "30s"), Scraper: linkScraper(site), Saver: sv}.write(t, dir)
+			cfg := crawlConfig{Crawl: fmt.Sprintf("ro%d", i), Tracker: tc.tracker, Scraper: linkScraper(site), Saver: tc.saver}.write(t, dir)
 			cmd := testbin.Cmd{Dir: dir}
 			for _, phase := range []string{"before the crawl", "after the crawl"} {
 				if phase == "after the crawl" {
-					if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w"); r.Code != 0 {
-						t.Fatalf("worker: %s", r)
+					if r := cmd.Run(t, runTimeout, tc.run, "-c", cfg, "--id", "w"); r.Code != 0 {
+						t.Fatalf("%s: %s", tc.run, r)
 					}
 				}
 				for _, c := range commands {
