@@ -54,6 +54,7 @@ func (m *Tracker) openJournal(path string) error {
 		unlock()
 		return err
 	}
+	noteHolder(lock) // only now: a state refused is a state left untouched
 	return nil
 }
 

@@ -12,23 +12,28 @@ import (
 
 // lockState takes an exclusive lock on path+".lock" for the life of the
 // tracker: two processes appending to one journal would corrupt it. The
-// kernel drops the lock when the process dies, SIGKILL included. The holder
-// notes its pid and host in the file, so that whoever finds it locked can
-// say which process to look at.
+// kernel drops the lock when the process dies, SIGKILL included. Once the
+// state is loaded, the holder notes its pid and host in the file
+// (noteHolder), so that whoever finds it locked can say which process to
+// look at.
 func lockState(path string) (*os.File, error) {
 	f, err := os.OpenFile(path+".lock", os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("tracker: state: %w", err)
 	}
-	if f, err = flockState(f, syscall.LOCK_EX, path, "(one crawl per state file)"); err != nil {
-		return nil, err
+	return flockState(f, syscall.LOCK_EX, path, "(one crawl per state file)")
+}
+
+// noteHolder writes this process's pid and host into the lock file f it
+// holds. Best effort: the lock, not the note, protects the state.
+func noteHolder(f *os.File) {
+	if f == nil {
+		return
 	}
 	host, _ := os.Hostname()
-	// Best effort: the lock, not this note, is what protects the state.
 	if f.Truncate(0) == nil {
 		_, _ = f.WriteAt([]byte(fmt.Sprintf("pid %d on %s\n", os.Getpid(), host)), 0)
 	}
-	return f, nil
 }
 
 // unlockState drops the holder's note and the lock.

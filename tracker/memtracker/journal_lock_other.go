@@ -11,3 +11,5 @@ func lockState(string) (*os.File, error) { return nil, nil }
 func lockStateShared(string) (*os.File, error) { return nil, nil }
 
 func unlockState(f *os.File) { _ = f.Close() }
+
+func noteHolder(*os.File) {}
