@@ -119,7 +119,7 @@ func TestSystemdUnit(t *testing.T) {
 			unit[k] = v
 		}
 	}
-	for k, want := range map[string]string{"Restart": "on-failure", "KillSignal": "SIGTERM", "RestartPreventExitStatus": "2"} {
+	for k, want := range map[string]string{"Restart": "on-failure", "KillSignal": "SIGTERM", "RestartPreventExitStatus": "2", "SuccessExitStatus": "143"} {
 		if unit[k] != want {
 			t.Errorf("%s=%q, want %q", k, unit[k], want)
 		}
