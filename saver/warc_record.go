@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/nlnwa/gowarc"
+	"golang.org/x/net/http/httpguts"
 
 	"github.com/distscrape/distscrape/internal/redact"
 )
@@ -171,8 +172,11 @@ func writeHeader(b *bytes.Buffer, h http.Header) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if !httpguts.ValidHeaderFieldName(k) {
+			continue // Go's parser yields none; a caller's page might
+		}
 		for _, v := range h[k] {
-			b.WriteString(oneLine(k))
+			b.WriteString(k)
 			b.WriteString(": ")
 			b.WriteString(oneLine(v))
 			b.WriteString("\r\n")
@@ -181,13 +185,19 @@ func writeHeader(b *bytes.Buffer, h http.Header) {
 	b.WriteString("\r\n")
 }
 
-// oneLine keeps a header line one line: Go's parser never yields CR or LF
-// in a header, but a library caller's page may.
+// oneLine makes s a valid header value or reason phrase: Go's parser never
+// yields a control character there (CR and LF would end the line), but a
+// library caller's page may.
 func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
+	if httpguts.ValidHeaderFieldValue(s) {
 		return s
 	}
-	return strings.NewReplacer("\r", " ", "\n", " ").Replace(s)
+	return strings.Map(func(r rune) rune {
+		if r != '\t' && (r < 0x20 || r == 0x7f) {
+			return ' '
+		}
+		return r
+	}, s)
 }
 
 // targetURI is p's URL as a WARC-Target-URI: parsed, so that what is not
@@ -199,7 +209,29 @@ func targetURI(p *Page) (*url.URL, error) {
 		return nil, fmt.Errorf("url %q of %q is not an absolute http(s) URL: %w", redact.URL(p.URL), p.Key, ErrInvalidPage)
 	}
 	u.User = nil // credentials are no part of the archived URI
+	// A fragment is never sent; a query is sent as it is, so what a URI
+	// cannot hold (Go's parser keeps spaces there) is percent-encoded.
+	u.Fragment, u.RawFragment = "", ""
+	u.RawQuery = escapeQuery(u.RawQuery)
 	return u, nil
+}
+
+// escapeQuery percent-encodes the bytes of a raw query that a request line
+// and a URI cannot hold, leaving valid escapes and the rest as they are.
+func escapeQuery(q string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(q); i++ {
+		c := q[i]
+		if c <= ' ' || c >= 0x7f || strings.IndexByte(`"<>\^`+"`"+`{|}`, c) >= 0 {
+			b.WriteByte('%')
+			b.WriteByte(hex[c>>4])
+			b.WriteByte(hex[c&15])
+			continue
+		}
+		b.WriteByte(c)
+	}
+	return b.String()
 }
 
 // remoteIP is the IP of an IP:port (or a bare IP); "" when there is none.
