@@ -73,10 +73,11 @@ type WARC struct {
 
 // warcFile is one open .warc.gz file.
 type warcFile struct {
-	f    *os.File
-	name string // base name
-	size int64  // bytes written, all whole records
-	cdx  []cdxEntry
+	f     *os.File
+	name  string // base name
+	size  int64  // bytes written, all whole records
+	pages int    // pages written (the warcinfo record is no page)
+	cdx   []cdxEntry
 
 	closed, indexed bool // under WARC.flushMu
 }
@@ -247,7 +248,7 @@ func compressRecord(buf *bytes.Buffer, rec gowarc.WarcRecord) error {
 // write appends data (whole records) to the current file, rotating first
 // when it would grow past MaxSize. Called with mu held.
 func (w *WARC) write(data []byte, entry cdxEntry) error {
-	if w.cur != nil && w.cur.size > 0 && w.cur.size+int64(len(data)) > w.cfg.MaxSize {
+	if w.cur != nil && w.cur.pages > 0 && w.cur.size+int64(len(data)) > w.cfg.MaxSize {
 		w.retired = append(w.retired, w.cur)
 		w.cur = nil
 	}
@@ -274,6 +275,7 @@ func (w *WARC) write(data []byte, entry cdxEntry) error {
 		cur.cdx = append(cur.cdx, entry)
 	}
 	cur.size += int64(n)
+	cur.pages++
 	return nil
 }
 

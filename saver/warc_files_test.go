@@ -52,6 +52,9 @@ func TestWARCRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 		st, _ := os.Stat(f)
+		if len(recs) < 3 {
+			t.Errorf("%s: %d records, no page", f, len(recs))
+		}
 		if st.Size() > maxSize && len(recs) != 3 {
 			t.Errorf("%s: %d bytes, over MaxSize with %d records", f, st.Size(), len(recs))
 		}
