@@ -41,11 +41,11 @@ func snapshot(t *testing.T, dir string) string {
 	return b.String()
 }
 
-// TestReadOnlyCommands: check, status and failed change nothing in the
-// working directory: no output folder, manifest, archive or state file is
-// created or touched, before a crawl or after one, whatever the saver and
-// the tracker.
-func TestReadOnlyCommands(t *testing.T) {
+// TestReadOnlyCommandsWriteNoOutput: check, status and failed change
+// nothing in the working directory: no output folder, manifest, archive or
+// state file is created or touched, before a crawl or after one, whatever
+// the saver (TestReadOnlyCommandsWriteNothing covers the tracker's state).
+func TestReadOnlyCommandsWriteNoOutput(t *testing.T) {
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 20, NotFound: 2})
 	rs := redistest.Start(t, redistest.Options{})
 	cases := []struct{ tracker, saver, run string }{
