@@ -35,7 +35,19 @@ func CheckTar(cfg TarConfig) error {
 	return nil
 }
 
-// ErrNotWritable is returned by CheckFile and CheckTar for an output
+// CheckWARC is CheckFile for the WARC saver: its settings and directory.
+func CheckWARC(cfg WARCConfig) error {
+	cfg, err := warcConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := checkWritableDir(cfg.Dir); err != nil {
+		return fmt.Errorf("warc saver: %w", err)
+	}
+	return nil
+}
+
+// ErrNotWritable is returned by CheckFile, CheckTar and CheckWARC for an output
 // directory the saver could not write to.
 var ErrNotWritable = errors.New("not writable")
 

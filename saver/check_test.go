@@ -11,8 +11,8 @@ import (
 	"github.com/distscrape/distscrape/saver"
 )
 
-// TestCheckCreatesNothing: CheckFile and CheckTar accept what NewFile and
-// NewTar would, refuse what they would refuse, and never create or change
+// TestCheckCreatesNothing: CheckFile, CheckTar and CheckWARC accept what
+// NewFile, NewTar and NewWARC would, refuse what they would refuse, and never create or change
 // a file: `distscrape check` is read-only.
 func TestCheckCreatesNothing(t *testing.T) {
 	root := t.TempDir()
@@ -37,6 +37,11 @@ func TestCheckCreatesNothing(t *testing.T) {
 		{"tar: under a file", func() error { return saver.CheckTar(saver.TarConfig{Path: filepath.Join(root, "afile", "x.tar")}) }, "not a directory"},
 		{"tar: extension", func() error { return saver.CheckTar(saver.TarConfig{Path: filepath.Join(root, "x.rar")}) }, "saver.path"},
 		{"tar: empty path", func() error { return saver.CheckTar(saver.TarConfig{}) }, "saver.path"},
+		{"warc: existing dir", func() error { return saver.CheckWARC(saver.WARCConfig{Dir: root}) }, ""},
+		{"warc: dir to create", func() error { return saver.CheckWARC(saver.WARCConfig{Dir: filepath.Join(root, "w", "x")}) }, ""},
+		{"warc: under a file", func() error { return saver.CheckWARC(saver.WARCConfig{Dir: filepath.Join(root, "afile", "w")}) }, "not a directory"},
+		{"warc: empty dir", func() error { return saver.CheckWARC(saver.WARCConfig{}) }, "saver.dir"},
+		{"warc: negative size", func() error { return saver.CheckWARC(saver.WARCConfig{Dir: root, MaxSize: -1}) }, "saver.max_size"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -69,6 +74,7 @@ func TestCheckNotWritable(t *testing.T) {
 		saver.CheckFile(saver.FileConfig{Dir: dir}),
 		saver.CheckFile(saver.FileConfig{Dir: filepath.Join(dir, "sub")}),
 		saver.CheckTar(saver.TarConfig{Path: filepath.Join(dir, "x.tar")}),
+		saver.CheckWARC(saver.WARCConfig{Dir: dir}),
 	} {
 		if !errors.Is(err, saver.ErrNotWritable) {
 			t.Errorf("got %v, want ErrNotWritable", err)

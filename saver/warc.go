@@ -82,6 +82,23 @@ type warcFile struct {
 	closed, indexed bool // under WARC.flushMu
 }
 
+// warcConfig checks cfg and fills its defaults.
+func warcConfig(cfg WARCConfig) (WARCConfig, error) {
+	if cfg.Dir == "" {
+		return cfg, configErr("saver.dir", "empty directory")
+	}
+	if cfg.MaxSize < 0 {
+		return cfg, configErr("saver.max_size", "negative size %d", cfg.MaxSize)
+	}
+	if cfg.MaxSize == 0 {
+		cfg.MaxSize = DefaultWARCMaxSize
+	}
+	if cfg.Software == "" {
+		cfg.Software = "distscrape"
+	}
+	return cfg, nil
+}
+
 // writableDir creates dir if needed and checks that files can be created
 // in it, so that a bad directory fails at start, not at the first Flush.
 func writableDir(dir string) error {
@@ -98,17 +115,9 @@ func writableDir(dir string) error {
 
 // NewWARC checks the directory; the first file is created by the first Save.
 func NewWARC(cfg WARCConfig) (*WARC, error) {
-	if cfg.Dir == "" {
-		return nil, configErr("saver.dir", "empty directory")
-	}
-	if cfg.MaxSize < 0 {
-		return nil, configErr("saver.max_size", "negative size %d", cfg.MaxSize)
-	}
-	if cfg.MaxSize == 0 {
-		cfg.MaxSize = DefaultWARCMaxSize
-	}
-	if cfg.Software == "" {
-		cfg.Software = "distscrape"
+	cfg, err := warcConfig(cfg)
+	if err != nil {
+		return nil, err
 	}
 	if err := writableDir(cfg.Dir); err != nil {
 		return nil, fmt.Errorf("warc saver: %w", err)

@@ -161,7 +161,7 @@ func configDigest(cfg *config.Config) string {
 }
 
 // checkSaver is openSaver for `distscrape check`, which must not write:
-// the file and tar savers are checked by looking at their directory; the
+// the file, tar and WARC savers are checked by looking at their directory; the
 // Redis and S3 savers only read when they start (PING, HeadBucket).
 func checkSaver(ctx context.Context, cfg *config.Config) error {
 	s := cfg.Saver
@@ -170,6 +170,8 @@ func checkSaver(ctx context.Context, cfg *config.Config) error {
 		return saver.CheckFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check"})
 	case "tar":
 		return saver.CheckTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
+	case "warc":
+		return saver.CheckWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Crawl: cfg.Crawl, Worker: "check"})
 	}
 	sv, err := openSaver(ctx, cfg, "check", slog.Default())
 	if err != nil {
