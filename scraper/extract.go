@@ -6,9 +6,14 @@ import (
 	"unicode/utf8"
 )
 
-// DefaultLinkRegex is what the link scraper finds when link_regex is empty:
-// the value of every href and src attribute, double-, single- or unquoted.
+// DefaultLinkRegex finds the value of every href and src attribute,
+// double-, single- or unquoted: what the link scraper finds when link_regex
+// is empty and requisites are on (see LinkConfig.NoRequisites).
 const DefaultLinkRegex = `(?i)[\s"'](?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>` + "`" + `]+))`
+
+// HrefAttrRegex is DefaultLinkRegex for href attributes only: what the link
+// scraper finds when link_regex is empty and requisites are off.
+const HrefAttrRegex = `(?i)[\s"']href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>` + "`" + `]+))`
 
 // HrefLinkRegex is the simpler href-only regex that internal/config uses as
 // its default link_regex: an optional quote, then the value up to a quote,
@@ -20,20 +25,24 @@ const HrefLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`
 // The scanner finds exactly what regexp2 finds with the regex (a test
 // checks it on random input).
 type attrSyntax struct {
-	src          bool // src attributes too, not only href
+	attr         string // the one attribute name to find (lower case); "" = href (and src)
+	src          bool   // src attributes too, not only href
 	wordBoundary bool // \b before the name; else one of [\s"'], consumed
 	loose        bool // ["']?[^"'\s<>]+ value; else quoted or unquoted (DefaultLinkRegex)
 }
 
 // scanned maps the link regexes that have a scanner to its syntax.
 var scanned = map[string]attrSyntax{
-	"":               {src: true},
 	DefaultLinkRegex: {src: true},
+	HrefAttrRegex:    {},
 	HrefLinkRegex:    {wordBoundary: true, loose: true},
 }
 
 // baseSyntax finds <base href>: the href of DefaultLinkRegex.
 var baseSyntax = attrSyntax{}
+
+// srcsetSyntax finds srcset attributes (img, source), quoted or not.
+var srcsetSyntax = attrSyntax{attr: "srcset"}
 
 // isNetSpace is regexp2's (.NET's) \s: [\f\n\r\t\v\x85\p{Z}].
 func isNetSpace(r rune) bool {
@@ -145,7 +154,11 @@ func scanAttrs(body []byte, syn attrSyntax, fn func([]byte) bool) {
 			}
 			j -= w
 		}
-		if syn.nameStart(body, j, from, "href") < 0 && (!syn.src || syn.nameStart(body, j, from, "src") < 0) {
+		if syn.attr != "" {
+			if syn.nameStart(body, j, from, syn.attr) < 0 {
+				continue
+			}
+		} else if syn.nameStart(body, j, from, "href") < 0 && (!syn.src || syn.nameStart(body, j, from, "src") < 0) {
 			continue
 		}
 		k := eq + 1

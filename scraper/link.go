@@ -32,7 +32,8 @@ var ErrNoScope = errors.New("scraper: no scope")
 // LinkConfig configures the link scraper (internal/config's scraper and
 // scraper.scope sections). Zero fields take the defaults noted.
 type LinkConfig struct {
-	LinkRegex    string        // "" = DefaultLinkRegex (href and src attributes)
+	LinkRegex    string        // "" = href attributes (and src ones with requisites), on a fast scanner
+	NoRequisites bool          // follow only what LinkRegex finds: no src, srcset or CSS url(...) (see requisites.go)
 	Seeds        []string      // their hosts are the default Hosts
 	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds' hosts and ports
 	Prefixes     []string      // URL prefixes a link must start with; none = any; no seeds, hosts or prefixes is ErrNoScope
@@ -53,8 +54,9 @@ const NoScopeHint = "a link crawl without scraper.seeds (seeded by `distscrape s
 // Link is the link scraper (site mirroring): items are URLs; links found in
 // a page are resolved, normalised, scoped and returned one level deeper.
 type Link struct {
-	link     *matcher // nil: scanAttrs with syntax
-	syntax   attrSyntax
+	link       *matcher // nil: scanAttrs with syntax
+	syntax     attrSyntax
+	requisites bool
 	exclude  *matcher
 	hosts    hostSet
 	prefixes []string
@@ -72,7 +74,7 @@ var _ Scraper = (*Link)(nil)
 // NewLink compiles cfg. Errors name the config field.
 func NewLink(cfg LinkConfig) (*Link, error) {
 	l := &Link{maxDepth: cfg.MaxDepth, maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes),
-		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger}
+		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger, requisites: !cfg.NoRequisites}
 	if l.maxLinks <= 0 {
 		l.maxLinks = DefaultMaxLinks
 	}
@@ -83,9 +85,15 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("scraper.scope.max_depth: %d is negative", cfg.MaxDepth)
 	}
 	var err error
-	if syn, ok := scanned[cfg.LinkRegex]; ok {
+	switch syn, ok := scanned[cfg.LinkRegex]; {
+	case cfg.LinkRegex == "":
+		l.syntax = scanned[HrefAttrRegex]
+		if l.requisites {
+			l.syntax = scanned[DefaultLinkRegex]
+		}
+	case ok:
 		l.syntax = syn
-	} else {
+	default:
 		if l.link, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
 			return nil, err
 		}
@@ -260,10 +268,18 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		items = append(items, tracker.Item{Key: s, Depth: depth})
 		return true
 	}
-	if l.link == nil {
+	switch {
+	case l.requisites && isCSS(resp.ContentType):
+		scanCSS(resp.Body, visit)
+	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
-	} else if err := l.link.each(ctx, b, resp.Body, visit); err != nil {
-		return nil, err
+	default:
+		if err := l.link.each(ctx, b, resp.Body, visit); err != nil {
+			return nil, err
+		}
+	}
+	if l.requisites && isHTML(resp.ContentType) {
+		l.scanRequisites(resp.Body, visit)
 	}
 	if scopeErr != nil {
 		return nil, scopeErr

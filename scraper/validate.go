@@ -73,6 +73,7 @@ func (v *validator) check(b *budget, resp *fetch.Response) error {
 // config lists none; any "+xml" or "+json" type (RSS, Atom, ...) counts too.
 var DefaultContentTypes = []string{
 	"text/html", "application/xhtml+xml", "text/xml", "application/xml", "text/plain", "application/json",
+	"text/css", // style sheets: their url(...) and @import are page requisites
 }
 
 // contentTypes matches media types: exact entries, "type/*" wildcards, and

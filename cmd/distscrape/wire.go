@@ -111,7 +111,8 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 	}
 	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
-		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log})
+		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
+		NoRequisites: s.Requisites != nil && !*s.Requisites})
 }
 
 // openFetcher builds the HTTP client. On a shared tracker that can book

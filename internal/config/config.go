@@ -54,7 +54,9 @@ type Backoff struct {
 type Scraper struct {
 	Kind           string        `yaml:"kind"`       // link (default) | id
 	Seeds          []string      `yaml:"seeds"`      // URLs (link) or IDs (id)
-	LinkRegex      string        `yaml:"link_regex"` // link: first capture group, else whole match; default DefaultLinkRegex (href attributes)
+	LinkRegex      string        `yaml:"link_regex"` // link: first capture group, else whole match; "" (default) = href attributes, on a fast scanner
+	Requisites     *bool         `yaml:"requisites"` // link: also follow what a page needs to render (src, srcset, CSS url(...) and @import); default true
+	Sitemaps       bool          `yaml:"sitemaps"`   // link: seed from robots.txt's Sitemap: lines and /sitemap.xml of each seed's host
 	Scope          Scope         `yaml:"scope"`
 	IDRegex        string        `yaml:"id_regex"`         // id: required; first capture group, else whole match
 	DownloadURLFmt string        `yaml:"download_url_fmt"` // must contain {id} (id)

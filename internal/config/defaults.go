@@ -24,17 +24,11 @@ const (
 	DefaultUserAgent          = "distscrape/1"
 	DefaultS3Concurrency      = 16
 	DefaultWARCMaxSize        = GiB
-
-	// DefaultLinkRegex finds href attributes, quoted or not; its one group
-	// is the link.
-	DefaultLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`
 )
 
-// DefaultContentTypes are the media types a scraper extracts items from.
-var DefaultContentTypes = []string{
-	"text/html", "application/xhtml+xml", "application/xml", "text/xml",
-	"text/plain", "application/json",
-}
+// DefaultContentTypes are the media types a scraper extracts items from:
+// the scraper's own list, one default.
+var DefaultContentTypes = scraper.DefaultContentTypes
 
 // ApplyDefaults fills every zero field with its documented default. It is
 // idempotent; Load and Parse call it before Validate.
@@ -55,10 +49,13 @@ func (c *Config) ApplyDefaults() {
 		// derives from the seeds either.
 		s.Seeds[i] = scraper.TrimItem(seed)
 	}
-	if s.Kind == "link" {
-		// No default for scope.hosts here: the scraper derives it from the
-		// seeds (host and port), one rule in one place.
-		setStr(&s.LinkRegex, DefaultLinkRegex)
+	// No default for scope.hosts or link_regex here: the scraper derives
+	// the hosts from the seeds (host and port), and an empty link_regex is
+	// its built-in finder (href attributes, and with requisites src,
+	// srcset and CSS url(...)): one rule in one place.
+	if s.Requisites == nil {
+		yes := true
+		s.Requisites = &yes
 	}
 	if len(s.Validate.Status) == 0 {
 		s.Validate.Status = []int{200}

@@ -87,7 +87,8 @@ func TestDefaults(t *testing.T) {
 		{"tracker.backoff.base", c.Tracker.Backoff.Base, 2 * time.Second},
 		{"tracker.backoff.max", c.Tracker.Backoff.Max, 5 * time.Minute},
 		{"scraper.kind", c.Scraper.Kind, "link"},
-		{"scraper.link_regex", c.Scraper.LinkRegex, DefaultLinkRegex},
+		{"scraper.link_regex", c.Scraper.LinkRegex, ""}, // the scraper's built-in finder
+		{"scraper.requisites", *c.Scraper.Requisites, true},
 		{"scraper.scope.hosts", c.Scraper.Scope.Hosts, []string(nil)}, // the scraper derives it from the seeds
 		{"scraper.validate.status", c.Scraper.Validate.Status, []int{200}},
 		{"scraper.regex_timeout", c.Scraper.RegexTimeout, time.Second},

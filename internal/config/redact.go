@@ -52,11 +52,17 @@ func (c *Config) Clone() *Config {
 	r.Scraper.ContentTypes = clone(c.Scraper.ContentTypes)
 	r.Fetch.Proxies = clone(c.Fetch.Proxies)
 	r.Fetch.Headers = maps.Clone(c.Fetch.Headers)
-	if c.Fetch.Robots != nil {
-		b := *c.Fetch.Robots
-		r.Fetch.Robots = &b
-	}
+	r.Fetch.Robots = cloneBool(c.Fetch.Robots)
+	r.Scraper.Requisites = cloneBool(c.Scraper.Requisites)
 	return &r
+}
+
+func cloneBool(p *bool) *bool {
+	if p == nil {
+		return nil
+	}
+	b := *p
+	return &b
 }
 
 func clone[T any](s []T) []T {

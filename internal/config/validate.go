@@ -77,9 +77,6 @@ func (s *Scraper) validate(p *problems) {
 			}
 		}
 	}
-	if s.Kind == "link" && s.LinkRegex == "" {
-		p.add("scraper.link_regex", "required when scraper.kind is link")
-	}
 	checkRegex(p, "scraper.link_regex", s.LinkRegex)
 	if s.Kind == "id" {
 		if s.IDRegex == "" {
