@@ -27,8 +27,8 @@ const HrefLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`
 type attrSyntax struct {
 	attr         string // the one attribute name to find (lower case); "" = href (and src)
 	src          bool   // src attributes too, not only href
-	wordBoundary bool // \b before the name; else one of [\s"'], consumed
-	loose        bool // ["']?[^"'\s<>]+ value; else quoted or unquoted (DefaultLinkRegex)
+	wordBoundary bool   // \b before the name; else one of [\s"'], consumed
+	loose        bool   // ["']?[^"'\s<>]+ value; else quoted or unquoted (DefaultLinkRegex)
 }
 
 // scanned maps the link regexes that have a scanner to its syntax.

@@ -57,16 +57,16 @@ type Link struct {
 	link       *matcher // nil: scanAttrs with syntax
 	syntax     attrSyntax
 	requisites bool
-	exclude  *matcher
-	hosts    hostSet
-	prefixes []string
-	maxDepth int
-	maxLinks int
-	budget   time.Duration // regex time per page
-	types    contentTypes
-	valid    *validator
-	norm     urlnorm.Options
-	log      *slog.Logger
+	exclude    *matcher
+	hosts      hostSet
+	prefixes   []string
+	maxDepth   int
+	maxLinks   int
+	budget     time.Duration // regex time per page
+	types      contentTypes
+	valid      *validator
+	norm       urlnorm.Options
+	log        *slog.Logger
 }
 
 var _ Scraper = (*Link)(nil)
