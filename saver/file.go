@@ -33,6 +33,10 @@ type FileConfig struct {
 	// Logger gets the warning when a page replaces a file that another URL
 	// shares (see File); default slog.Default().
 	Logger *slog.Logger
+	// ConvertLinks, when set, makes an offline mirror: the links of every
+	// HTML page and style sheet saved are rewritten to the files of their
+	// targets (see convert.go). Mirror layout only.
+	ConvertLinks LinkResolver
 }
 
 // MetaDir is the directory under Dir where the file saver keeps its
@@ -70,6 +74,7 @@ type File struct {
 	log      *slog.Logger
 	manifest *os.File
 	tmpSeq   atomic.Uint64
+	convert  LinkResolver // nil: bodies are saved as fetched
 
 	mu      sync.Mutex
 	closed  bool
@@ -101,7 +106,7 @@ func NewFile(cfg FileConfig) (*File, error) {
 		return nil, err
 	}
 	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{},
-		mirror: cfg.Layout != "flat", log: cfg.Logger}
+		mirror: cfg.Layout != "flat", log: cfg.Logger, convert: cfg.ConvertLinks}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -150,6 +155,9 @@ func fileConfig(cfg FileConfig) (*nameTemplate, string, error) {
 		}
 	default:
 		return nil, "", configErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
+	}
+	if cfg.ConvertLinks != nil && cfg.Layout == "flat" {
+		return nil, "", configErr("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
 	}
 	t, err := parseTemplate("saver.name", tmpl, Placeholders)
 	if err != nil {
@@ -204,7 +212,8 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 	if closed {
 		return ErrClosed
 	}
-	rel, replaced, err := f.place(f.Path(p), p.Body)
+	want := f.Path(p)
+	rel, replaced, err := f.place(want, f.converted(p, f.selfPath(want)))
 	if err != nil {
 		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
 	}
@@ -229,6 +238,18 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 	f.records = append(append(f.records, line...), '\n')
 	f.mu.Unlock()
 	return nil
+}
+
+// selfPath is where a page meant for rel lands: rel/index.html when rel is
+// already a directory (see place), for the relative links of its body.
+func (f *File) selfPath(rel string) string {
+	if f.convert == nil {
+		return rel
+	}
+	if st, err := os.Lstat(filepath.Join(f.root, filepath.FromSlash(rel))); err == nil && st.IsDir() {
+		return rel + "/index.html"
+	}
+	return rel
 }
 
 // place writes body to rel atomically and returns where it went: rel, or

@@ -155,6 +155,28 @@ func (l *Link) InScope(u *url.URL) bool {
 	return in && err == nil
 }
 
+// LinkResolver is a scraper that can say what becomes of a link on a page:
+// the file saver's offline mirror (saver.FileConfig.ConvertLinks) rewrites
+// the links the crawl follows to the files of their items.
+type LinkResolver interface {
+	// ResolveLink returns the item that ref, found on the page at base,
+	// becomes, and whether the crawl follows it (in scope; depth aside).
+	ResolveLink(base *url.URL, ref string) (key string, follow bool)
+}
+
+var _ LinkResolver = (*Link)(nil)
+
+// ResolveLink resolves and normalises ref as Scrape does and applies the
+// scope.
+func (l *Link) ResolveLink(base *url.URL, ref string) (string, bool) {
+	u, err := l.norm.Resolve(base, ref)
+	if err != nil || !l.InScope(u) {
+		return "", false
+	}
+	n, _, ok := normalized(l.norm, u)
+	return n, ok
+}
+
 // normalized is u in normal form, as a string and parsed; the scope is
 // defined on normal forms (a redirect's Location is not one).
 func normalized(o urlnorm.Options, u *url.URL) (string, *url.URL, bool) {

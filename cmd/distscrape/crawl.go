@@ -117,7 +117,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
-	sv, err := openSaver(ctx, cfg, worker, log)
+	sv, err := openSaver(ctx, cfg, worker, log, sc)
 	if err != nil {
 		return within("saver", err)
 	}

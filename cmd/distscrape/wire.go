@@ -130,7 +130,9 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	})
 }
 
-func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog.Logger) (saver.Saver, error) {
+// openSaver opens the saver; sc resolves the links of an offline mirror
+// (saver.convert_links).
+func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog.Logger, sc scraper.Scraper) (saver.Saver, error) {
 	s := cfg.Saver
 	switch s.Kind {
 	case "none":
@@ -146,7 +148,11 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog
 		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
 			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker})
 	default:
-		return saver.NewFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log})
+		fc := saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log}
+		if lr, ok := sc.(scraper.LinkResolver); ok && s.ConvertLinks {
+			fc.ConvertLinks = lr.ResolveLink
+		}
+		return saver.NewFile(fc)
 	}
 }
 
@@ -174,7 +180,7 @@ func checkSaver(ctx context.Context, cfg *config.Config) error {
 	case "warc":
 		return saver.CheckWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Crawl: cfg.Crawl, Worker: "check"})
 	}
-	sv, err := openSaver(ctx, cfg, "check", slog.Default())
+	sv, err := openSaver(ctx, cfg, "check", slog.Default(), nil)
 	if err != nil {
 		return err
 	}

@@ -98,24 +98,25 @@ type Fetch struct {
 
 // Saver selects and tunes the saver.
 type Saver struct {
-	Kind        string        `yaml:"kind"`          // file (default) | tar | redis | s3 | warc | none
-	Dir         string        `yaml:"dir"`           // file, warc; default "out"
-	Layout      string        `yaml:"layout"`        // file: mirror (default) | flat
-	Name        string        `yaml:"name"`          // file flat: name template; default "{id}"
-	Path        string        `yaml:"path"`          // tar: default "out/{crawl}-{worker}.tar.gz"
-	URL         string        `yaml:"url"`           // redis
-	Key         string        `yaml:"key"`           // redis, s3; default "{crawl}:page:{id}" (redis), "{crawl}/{sha256}" (s3)
-	TTL         time.Duration `yaml:"ttl"`           // redis; 0 = no expiry
-	Compress    bool          `yaml:"compress"`      // redis: zstd the body
-	Bucket      string        `yaml:"bucket"`        // s3
-	Region      string        `yaml:"region"`        // s3; default us-east-1
-	Endpoint    string        `yaml:"endpoint"`      // s3: custom endpoint URL
-	PathStyle   bool          `yaml:"path_style"`    // s3
-	Prefix      string        `yaml:"prefix"`        // s3: prepended to every key
-	Concurrency int           `yaml:"concurrency"`   // s3: parallel uploads; default 16
-	MaxSize     Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
-	Revisits    bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
-	CDX         bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
+	Kind         string        `yaml:"kind"`          // file (default) | tar | redis | s3 | warc | none
+	Dir          string        `yaml:"dir"`           // file, warc; default "out"
+	Layout       string        `yaml:"layout"`        // file: mirror (default) | flat
+	Name         string        `yaml:"name"`          // file flat: name template; default "{id}"
+	ConvertLinks bool          `yaml:"convert_links"` // file mirror, link crawls: rewrite links to the saved files (offline mirror)
+	Path         string        `yaml:"path"`          // tar: default "out/{crawl}-{worker}.tar.gz"
+	URL          string        `yaml:"url"`           // redis
+	Key          string        `yaml:"key"`           // redis, s3; default "{crawl}:page:{id}" (redis), "{crawl}/{sha256}" (s3)
+	TTL          time.Duration `yaml:"ttl"`           // redis; 0 = no expiry
+	Compress     bool          `yaml:"compress"`      // redis: zstd the body
+	Bucket       string        `yaml:"bucket"`        // s3
+	Region       string        `yaml:"region"`        // s3; default us-east-1
+	Endpoint     string        `yaml:"endpoint"`      // s3: custom endpoint URL
+	PathStyle    bool          `yaml:"path_style"`    // s3
+	Prefix       string        `yaml:"prefix"`        // s3: prepended to every key
+	Concurrency  int           `yaml:"concurrency"`   // s3: parallel uploads; default 16
+	MaxSize      Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
+	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
+	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
 }
 
 // Log configures log/slog.

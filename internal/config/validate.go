@@ -36,6 +36,15 @@ func (c *Config) validate(p *problems) {
 	c.Scraper.validate(p)
 	c.Fetch.validate(p)
 	c.Saver.validate(p)
+	switch {
+	case c.Saver.ConvertLinks && c.Saver.Kind != "file":
+		p.add("saver.convert_links", "needs saver.kind file (mirror layout): other savers keep pages, not a browsable tree")
+	case c.Saver.ConvertLinks && c.Scraper.Kind != "link":
+		p.add("saver.convert_links", "needs scraper.kind link: the links of an ID crawl are not its items")
+	}
+	if c.Scraper.Sitemaps && c.Scraper.Kind != "link" {
+		p.add("scraper.sitemaps", "needs scraper.kind link: a sitemap lists URLs")
+	}
 	oneOf(p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(p, "log.format", c.Log.Format, "text", "json")
 	if a := c.Metrics.Addr; a != "" {
@@ -162,6 +171,9 @@ func (s *Saver) validate(p *problems) {
 		}
 		if oneOf(p, "saver.layout", s.Layout, "mirror", "flat") && s.Layout == "flat" {
 			checkTemplate(p, "saver.name", s.Name, true)
+			if s.ConvertLinks {
+				p.add("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
+			}
 		}
 	case "tar":
 		switch {
