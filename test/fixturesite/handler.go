@@ -76,7 +76,11 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	kind, n := parsePath(r.URL.Path)
-	s.log.count(kind, n, r.URL.Path)
+	logged, a := r.URL.Path, c.mirror[r.URL.RequestURI()]
+	if a != nil {
+		logged = r.URL.RequestURI() // the mirror's pages differ by query
+	}
+	s.log.count(kind, n, logged)
 	h := w.Header()
 	switch {
 	case kind == pathPage && n < len(c.pages):
@@ -85,7 +89,11 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		write(w, h, &c.items[n-1], http.StatusOK)
 	case kind == pathRobots:
 		h["Content-Type"] = plainType
-		_, _ = w.Write(s.robots)
+		_, _ = w.Write(c.robots)
+	case a != nil:
+		h["Content-Type"] = a.contentType
+		h["Content-Length"] = a.contentLen
+		_, _ = w.Write(a.body)
 	default:
 		h["Content-Type"] = htmlType
 		w.WriteHeader(http.StatusNotFound)
@@ -224,11 +232,17 @@ func (s *Site) Counts() map[string]int64 {
 // Unexpected lists the requested paths the site does not serve (sorted):
 // a crawler that resolved a link wrongly shows up here.
 func (s *Site) Unexpected() []string {
+	var mirror map[string]*asset
+	if c := s.content.Load(); c != nil {
+		mirror = c.mirror
+	}
 	s.log.mu.Lock()
 	defer s.log.mu.Unlock()
 	var out []string
 	for p := range s.log.other {
-		out = append(out, p)
+		if mirror[p] == nil {
+			out = append(out, p)
+		}
 	}
 	sort.Strings(out)
 	return out

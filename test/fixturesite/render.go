@@ -23,7 +23,11 @@ var (
 func (s *Site) Render(base string) {
 	base = strings.TrimSuffix(base, "/")
 	filler := makeFiller(s.opts.Seed, s.opts.PageSize+fillerSlack)
-	c := &content{base: base, pages: make([]rendered, s.opts.Pages), items: make([]rendered, s.opts.IDs)}
+	c := &content{base: base, pages: make([]rendered, s.opts.Pages), items: make([]rendered, s.opts.IDs),
+		mirror: mirrorPages(base, s.opts.Offsite), robots: s.robots}
+	if s.opts.SitemapInRobots {
+		c.robots = append(append([]byte(nil), s.robots...), "\nSitemap: "+base+SitemapIndexPath+"\n"...)
+	}
 	var b bytes.Buffer
 	for i := range c.pages {
 		switch s.status[i] {

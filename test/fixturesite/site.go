@@ -41,6 +41,9 @@ type Options struct {
 	Robots   string        // robots.txt body; default allows everything
 	Latency  time.Duration // added to every request (SetLatency changes it)
 	Offsite  string        // where the out-of-scope "elsewhere" links point; default OffsiteURL
+	// SitemapInRobots adds a "Sitemap:" line naming SitemapIndexPath to
+	// robots.txt.
+	SitemapInRobots bool
 }
 
 // DefaultRobots allows every path to every agent.
@@ -81,9 +84,11 @@ type Site struct {
 
 // content is everything the site serves, rendered for one base URL.
 type content struct {
-	base  string     // "http://127.0.0.1:PORT"
-	pages []rendered // by page number
-	items []rendered // by id-1
+	base   string            // "http://127.0.0.1:PORT"
+	pages  []rendered        // by page number
+	items  []rendered        // by id-1
+	mirror map[string]*asset // by path and query: the mirror sub-site (mirror.go)
+	robots []byte
 }
 
 // rendered is one pre-built response: a unique head, a slice of the shared

@@ -1,6 +1,8 @@
 package fixturesite_test
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"errors"
 	"io"
@@ -401,4 +403,54 @@ func TestLatency(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
+}
+
+// The mirror sub-site: every asset a mirror must save answers 200 with its
+// type; the sitemap index names a gzipped sitemap listing exactly the
+// hidden pages; robots.txt names the index only when asked to.
+func TestMirrorSubsite(t *testing.T) {
+	t.Parallel()
+	for _, inRobots := range []bool{false, true} {
+		s, base := start(t, fixturesite.Options{Pages: 3, SitemapInRobots: inRobots})
+		urls := s.MirrorURLs()
+		if len(urls) < 15 {
+			t.Fatalf("MirrorURLs: %d URLs", len(urls))
+		}
+		for _, u := range append(urls, s.SitemapURLs()...) {
+			if status, body := get(t, u); status != 200 || len(body) == 0 {
+				t.Errorf("%s: status %d, %d bytes", u, status, len(body))
+			}
+		}
+		if status, _ := get(t, base+fixturesite.MissingPath); status != 404 {
+			t.Errorf("%s: status %d, want 404", fixturesite.MissingPath, status)
+		}
+		_, index := get(t, base+fixturesite.SitemapIndexPath)
+		gzURL := regexp.MustCompile(`<loc>([^<]+)</loc>`).FindSubmatch(index)
+		if gzURL == nil {
+			t.Fatalf("sitemap index names no sitemap:\n%s", index)
+		}
+		_, gz := get(t, string(gzURL[1]))
+		zr, err := gzip.NewReader(bytes.NewReader(gz))
+		if err != nil {
+			t.Fatal(err)
+		}
+		xml, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var listed []string
+		for _, m := range regexp.MustCompile(`<loc>([^<]+)</loc>`).FindAllSubmatch(xml, -1) {
+			listed = append(listed, string(m[1]))
+		}
+		if !slices.Equal(sorted(listed), s.SitemapURLs()) || len(listed) == 0 {
+			t.Errorf("gzipped sitemap lists %q, want %q", listed, s.SitemapURLs())
+		}
+		_, robots := get(t, base+"/robots.txt")
+		if got := strings.Contains(string(robots), "Sitemap: "+base+fixturesite.SitemapIndexPath); got != inRobots {
+			t.Errorf("SitemapInRobots %v: robots.txt is %q", inRobots, robots)
+		}
+		if u := s.Unexpected(); len(u) != 1 || u[0] != fixturesite.MissingPath {
+			t.Errorf("Unexpected: %q, want only the missing page", u)
+		}
+	}
 }
