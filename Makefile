@@ -7,20 +7,26 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VERSITYGW_VERSION := v1.8.0
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server versitygw clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server versitygw chromium clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/distscrape
 
-## deps: install the real servers the tests run against (never mocks)
-deps: redis-server versitygw
+## deps: install the real servers the tests run against (never mocks), and
+## the browser that opens an offline mirror (test/e2e/chromium_test.go)
+deps: redis-server versitygw chromium
 
 redis-server:
 	@command -v redis-server >/dev/null 2>&1 || { \
 		echo "installing redis-server with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server; }
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		echo "installing chromium with apt-get (headless, for the offline mirror test)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
 versitygw:
 	@command -v versitygw >/dev/null 2>&1 || { \
