@@ -59,12 +59,18 @@ func (e cdxEntry) line(file string) string {
 	if e.revisitOf != nil {
 		mime = "warc/revisit"
 	}
-	block := map[string]string{
-		"url": e.uri, "mime": strings.TrimSpace(mime), "status": status,
-		"digest": strings.TrimPrefix(e.digest, "sha1:"),
-		"length": strconv.FormatInt(e.length, 10), "offset": strconv.FormatInt(e.offset, 10), "filename": file,
-	}
-	js, _ := json.Marshal(block) // keys sorted: stable lines
+	// The fields in the order pywb's and warcio's indexers write them.
+	block := struct {
+		URL      string `json:"url"`
+		Mime     string `json:"mime"`
+		Status   string `json:"status"`
+		Digest   string `json:"digest"`
+		Length   string `json:"length"`
+		Offset   string `json:"offset"`
+		Filename string `json:"filename"`
+	}{e.uri, strings.TrimSpace(mime), status, strings.TrimPrefix(e.digest, "sha1:"),
+		strconv.FormatInt(e.length, 10), strconv.FormatInt(e.offset, 10), file}
+	js, _ := json.Marshal(block)
 	ts := strings.NewReplacer("-", "", "T", "", ":", "").Replace(e.date)
 	if len(ts) > 14 {
 		ts = ts[:14]
