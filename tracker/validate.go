@@ -69,7 +69,7 @@ func ValidateKey(key string) error {
 	case key == "":
 		return &ItemError{Key: key, Reason: "empty key"}
 	case len(key) > MaxKeyLen:
-		return &ItemError{Key: key, Reason: fmt.Sprintf("key of %d bytes, longer than %d", len(key), MaxKeyLen)}
+		return &ItemError{Key: key, Reason: fmt.Sprintf("key of %d bytes, longer than the limit of %d", len(key), MaxKeyLen)}
 	}
 	for i := 0; i < len(key); {
 		if c := key[i]; c > ' ' && c < 0x7f { // printable ASCII: URLs are all of it

@@ -31,7 +31,7 @@ func TestSeedsRule(t *testing.T) {
 		{"zero-width space", idCrawl(`"12\u200b"`), "scraper.seeds[0]", "U+200B"},
 		{"no-break space", idCrawl(`"1\u00a02"`), "scraper.seeds[0]", "whitespace U+00A0"},
 		{"empty", idCrawl(`"1", "  "`), "scraper.seeds[1]", "empty key"},
-		{"longer than a key", idCrawl(`"` + long + `"`), "scraper.seeds[0]", "longer than 8192"},
+		{"longer than a key", idCrawl(`"` + long + `"`), "scraper.seeds[0]", "longer than the limit of 8192"},
 		{"URL with a space", linkCrawl(`"https://a.org/a b"`), "scraper.seeds[0]", "whitespace U+0020"},
 		{"URL with a BOM inside", linkCrawl(`"https://a.org/\ufeff"`), "scraper.seeds[0]", "byte-order mark"},
 		{"URL with a C1 control", linkCrawl(`"https://a.org/a\u009bb"`), "scraper.seeds[0]", "control character U+009B"},
