@@ -39,6 +39,11 @@ type WARCConfig struct {
 // stored in full and not remembered.
 const WARCRevisitMemory = 1 << 18
 
+// WARCTempDir is the directory under WARCConfig.Dir that holds each
+// worker's temporary files (large records being built, indexes being
+// written); no WARC file is ever there.
+const WARCTempDir = ".distscrape-tmp"
+
 // DefaultWARCMaxSize is WARCConfig.MaxSize's default.
 const DefaultWARCMaxSize = 1 << 30
 
@@ -60,6 +65,7 @@ type WARC struct {
 	cfg  WARCConfig
 	opts []gowarc.WarcRecordOption
 	name string // {crawl}-{worker}, escaped for a file name
+	tmp  string // this worker's directory for temporary files
 
 	mu      sync.Mutex
 	cur     *warcFile
@@ -123,7 +129,18 @@ func NewWARC(cfg WARCConfig) (*WARC, error) {
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
 	names, _ := parseTemplate("", "{crawl}-{worker}", []string{"crawl", "worker"})
-	w := &WARC{cfg: cfg, opts: warcRecordOptions(cfg.Dir), name: names.renderFileName(cfg.Crawl, cfg.Worker)}
+	w := &WARC{cfg: cfg, name: names.renderFileName(cfg.Crawl, cfg.Worker)}
+	// Large records spill to files, and indexes are written beside their
+	// final name first: in a directory of this worker's own, emptied at
+	// start, so what a killed worker left there goes away.
+	w.tmp = filepath.Join(cfg.Dir, WARCTempDir, w.name)
+	if err := os.RemoveAll(w.tmp); err != nil {
+		return nil, fmt.Errorf("warc saver: clean %s: %w", w.tmp, err)
+	}
+	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
+		return nil, fmt.Errorf("warc saver: %w", err)
+	}
+	w.opts = warcRecordOptions(w.tmp)
 	if cfg.Revisits {
 		w.seen = map[string]*gowarc.RevisitRef{}
 	}
@@ -392,7 +409,7 @@ func (w *WARC) finish(f *warcFile) error {
 		}
 	}
 	if w.cfg.CDX && !f.indexed {
-		if err := writeCDXJ(w.cfg.Dir, f); err != nil {
+		if err := writeCDXJ(w.cfg.Dir, w.tmp, f); err != nil {
 			return fmt.Errorf("warc saver: index of %s: %w", f.name, err)
 		}
 		f.indexed = true

@@ -23,13 +23,13 @@ type cdxEntry struct {
 
 // writeCDXJ writes f's index, name.cdxj, sorted by SURT key and time as
 // pywb and OutbackCDX expect; temporary file, fsync, rename.
-func writeCDXJ(dir string, f *warcFile) error {
+func writeCDXJ(dir, tmpDir string, f *warcFile) error {
 	lines := make([]string, 0, len(f.cdx))
 	for _, e := range f.cdx {
 		lines = append(lines, e.line(f.name))
 	}
 	sort.Strings(lines)
-	tmp, err := os.CreateTemp(dir, ".distscrape-cdxj-*")
+	tmp, err := os.CreateTemp(tmpDir, "cdxj-*")
 	if err != nil {
 		return err
 	}

@@ -332,3 +332,34 @@ func warcCrashChild(dir string) {
 		}
 	}
 }
+
+// TestWARCLargePageAndTempFiles: a page larger than what is built in memory
+// spills to the worker's temporary directory and is stored whole; nothing
+// stays there after the Save, and what a killed worker left there is
+// removed when the worker starts again.
+func TestWARCLargePageAndTempFiles(t *testing.T) {
+	dir := t.TempDir()
+	tmp := filepath.Join(dir, saver.WARCTempDir, "test-w1")
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tmp, "tmp-diskbuffer-left-by-a-crash"), []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := newWARC(t, saver.WARCConfig{Dir: dir, CDX: true})
+	big := savertest.NewPage("http://example.test/big", randomish(7, 20<<20))
+	saveAll(t, s, big)
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	got := warcStored(t, dir)
+	if len(got) != 1 || !bytes.Equal(got[0].Body, big.Body) {
+		t.Fatalf("%d pages read back, body of %d bytes", len(got), len(got[0].Body))
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Fatalf("temporary files left after Close: %v", left)
+	}
+}

@@ -241,11 +241,11 @@ func TestWARCFileNames(t *testing.T) {
 		if err := s.Close(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		entries, _ := os.ReadDir(dir)
-		if len(entries) != 1 {
-			t.Fatalf("%d entries in the directory, want one file", len(entries))
+		files := warcFiles(t, dir)
+		if entries, _ := os.ReadDir(dir); len(files) != 1 || len(entries) != 2 {
+			t.Fatalf("%d entries in the directory, want one file (and %s)", len(entries), saver.WARCTempDir)
 		}
-		name := entries[0].Name()
+		name := filepath.Base(files[0])
 		if !strings.HasPrefix(name, tc.prefix) || !strings.HasSuffix(name, "-00000.warc.gz") || len(name) != len(tc.prefix)+len("20261124000000-00000.warc.gz") {
 			t.Errorf("crawl %q worker %q: file %q, want %s{14-digit timestamp}-00000.warc.gz", tc.crawl, tc.worker, name, tc.prefix)
 		}
