@@ -20,7 +20,9 @@ import (
 // strings (fingerprints). The key, depth and attempts must come back
 // exactly, whatever the bytes of key and worker; a key is new exactly once.
 // A key the contract refuses (tracker.ValidateKey: a tag byte, a control
-// character, whitespace...) must be refused with ErrInvalidItem.
+// character, whitespace...) must be refused with ErrInvalidItem, and a
+// worker name it refuses (tracker.ValidateWorker: a ":", a byte outside
+// letters, digits, ".-_"...) by Checkout with ErrInvalidArgument.
 func FuzzRedisItemRoundTrip(f *testing.F) {
 	for _, s := range []struct {
 		key, worker string
@@ -46,6 +48,12 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 
 	f.Fuzz(func(t *testing.T, key, worker string, depth uint16) {
 		if worker == "" {
+			worker = "w"
+		}
+		if tracker.ValidateWorker(worker) != nil {
+			if ls, err := r.Checkout(ctx, worker, 2, time.Minute); !errors.Is(err, tracker.ErrInvalidArgument) || len(ls) != 0 {
+				t.Fatalf("Checkout(worker %q) = %d leases, %v; want none, ErrInvalidArgument", worker, len(ls), err)
+			}
 			worker = "w"
 		}
 		it := tracker.Item{Key: key, Depth: int(depth)}
