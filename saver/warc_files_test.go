@@ -107,16 +107,7 @@ func TestWARCRevisits(t *testing.T) {
 		{true, "response revisit revisit response response revisit"},
 	} {
 		t.Run(fmt.Sprint("revisits=", tc.revisits), func(t *testing.T) {
-			dir := t.TempDir()
-			s := newWARC(t, saver.WARCConfig{Dir: dir, Revisits: tc.revisits, MaxSize: 1500}) // rotation between original and revisit
-			saveAll(t, s, pages...)
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := warctest.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs := saveAndRead(t, saver.WARCConfig{Revisits: tc.revisits, MaxSize: 1500}, pages...) // rotation between original and revisit
 			var types []string
 			byID := map[string]warctest.Record{}
 			for _, r := range recs {

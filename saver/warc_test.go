@@ -86,12 +86,29 @@ func saveAll(t testing.TB, s saver.Saver, pages ...*saver.Page) {
 	}
 }
 
+// saveAndRead saves pages with a WARC saver on cfg.Dir (a new directory
+// when empty), closes it and returns every record, validated.
+func saveAndRead(t *testing.T, cfg saver.WARCConfig, pages ...*saver.Page) []warctest.Record {
+	t.Helper()
+	if cfg.Dir == "" {
+		cfg.Dir = t.TempDir()
+	}
+	s := newWARC(t, cfg)
+	saveAll(t, s, pages...)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	recs, err := warctest.ReadDir(cfg.Dir)
+	if err != nil {
+		t.Fatalf("independent reader: %v", err)
+	}
+	return recs
+}
+
 // TestWARCExchange: the records hold the exchange as it went over the
 // wire: the request as sent, the status line and headers as received, the
 // transmitted (still encoded) body with its digest, and the server's IP.
 func TestWARCExchange(t *testing.T) {
-	dir := t.TempDir()
-	s := newWARC(t, saver.WARCConfig{Dir: dir, ConfigDigest: "sha256:abc"})
 	p := savertest.NewPage("https://example.test/a%20b/c?q=1", []byte("decoded page"))
 	p.WireBody = []byte("\x1f\x8b pretend these are the gzip bytes")
 	p.Header.Set("Content-Encoding", "gzip")
@@ -99,14 +116,7 @@ func TestWARCExchange(t *testing.T) {
 	p.Reason, p.Proto, p.RemoteAddr = "Fine Thanks", "HTTP/1.1", "[::1]:8443"
 	id := savertest.NewPage("4711", []byte(`{"id":4711}`)) // an ID crawl's page
 	id.Header, id.RequestHeader, id.RemoteAddr, id.Proto, id.Reason, id.Method = nil, nil, "", "", "", ""
-	saveAll(t, s, p, id)
-	if err := s.Close(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	recs, err := warctest.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	recs := saveAndRead(t, saver.WARCConfig{ConfigDigest: "sha256:abc"}, p, id)
 	types := make([]string, len(recs))
 	for i, r := range recs {
 		types[i] = r.Type
@@ -160,19 +170,9 @@ func TestWARCDecodedBodyWithoutWire(t *testing.T) {
 		{"chunked", http.Header{"Transfer-Encoding": {"chunked"}}, []string{"Transfer-Encoding"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			s := newWARC(t, saver.WARCConfig{Dir: dir})
 			p := savertest.NewPage("http://example.test/x", []byte("decoded body"))
 			p.Header = tc.header
-			saveAll(t, s, p)
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := warctest.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp := recs[2]
+			resp := saveAndRead(t, saver.WARCConfig{}, p)[2]
 			if !bytes.Equal(resp.Payload, p.Body) {
 				t.Fatalf("payload %q", resp.Payload)
 			}
@@ -272,17 +272,9 @@ func TestWARCNoSecrets(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
-			s := newWARC(t, saver.WARCConfig{Dir: dir, CDX: true})
 			p := savertest.NewPage("http://example.test/x", []byte("page"))
 			tc.edit(p)
-			saveAll(t, s, p)
-			if err := s.Close(context.Background()); err != nil {
-				t.Fatal(err)
-			}
-			recs, err := warctest.ReadDir(dir)
-			if err != nil {
-				t.Fatal(err)
-			}
+			recs := saveAndRead(t, saver.WARCConfig{Dir: dir, CDX: true}, p)
 			for _, r := range recs {
 				if strings.Contains(string(r.Block), secret) || strings.Contains(fmt.Sprint(r.Header), secret) {
 					t.Fatalf("%s record holds the secret:\n%v\n%s", r.Type, r.Header, r.Block)
