@@ -99,7 +99,7 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	log = log.With("crawl", cfg.Crawl)
 
-	tr, err := joinCrawl(ctx, cfg, log)
+	tr, seeded, err := joinCrawl(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -116,6 +116,13 @@ func runWorker(c *cli.Context, single bool) error {
 	fe, err := openFetcher(cfg, sc.InScope, tr, log)
 	if err != nil {
 		return within("fetch", err)
+	}
+	if seeded > 0 && cfg.Scraper.Sitemaps {
+		added, listed, err := seedSitemaps(ctx, tr, cfg, sc, fe, log, nil)
+		if err != nil {
+			return err
+		}
+		log.Info("seeded from sitemaps", "listed", listed, "new", added)
 	}
 	sv, err := openSaver(ctx, cfg, worker, log, sc)
 	if err != nil {
@@ -188,10 +195,11 @@ func runWorker(c *cli.Context, single bool) error {
 	return runErr
 }
 
-// joinCrawl connects to the tracker and seeds a new crawl. A tracker that
+// joinCrawl connects to the tracker and seeds a new crawl, saying how many
+// seeds it added (0: the crawl was not new). A tracker that
 // is unreachable (Redis restarting, a network blip) is retried until it
 // comes back or the worker is stopped: a fleet must not die with its Redis.
-func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (tracker.Engine, error) {
+func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (tracker.Engine, int, error) {
 	wait := time.Duration(0)
 	for {
 		tr, err := openTracker(ctx, cfg)
@@ -201,18 +209,18 @@ func joinCrawl(ctx context.Context, cfg *config.Config, log *slog.Logger) (track
 				if n > 0 {
 					log.Info("seeded a new crawl", "items", n)
 				}
-				return tr, nil
+				return tr, n, nil
 			}
 			tr.Close()
 		}
 		if !transient(err) || ctx.Err() != nil {
-			return nil, within("tracker", err)
+			return nil, 0, within("tracker", err)
 		}
 		wait = min(max(2*wait, 200*time.Millisecond), 5*time.Second)
 		log.Warn("tracker unreachable; retrying", "err", err, "in", wait)
 		select {
 		case <-ctx.Done():
-			return nil, within("tracker", err)
+			return nil, 0, within("tracker", err)
 		case <-time.After(wait):
 		}
 	}

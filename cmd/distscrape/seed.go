@@ -36,10 +36,16 @@ stops the seed, naming its line or argument.
 Examples:
    distscrape seed -c fleet.yaml https://example.org/
    distscrape seed -c ids.yaml --file ids.txt      # one item per line; - reads stdin
-   distscrape seed -c ids.yaml --range 1-300000000 # numeric IDs, stored in O(1)`,
+   distscrape seed -c ids.yaml --range 1-300000000 # numeric IDs, stored in O(1)
+   distscrape seed -c fleet.yaml --sitemap https://example.org/sitemap.xml
+A sitemap (or sitemap index, gzipped or not) adds the in-scope URLs it lists;
+one over the protocol's limits (50,000 URLs, 50 MB) or not XML is refused with
+a warning. With scraper.sitemaps, seeding the config's seeds also reads their
+hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 		Flags: []cli.Flag{configFlag,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read items from `FILE`, one per line (- for stdin)"},
 			&cli.StringFlag{Name: "range", Usage: "add the numeric IDs `A-B` (inclusive)"},
+			&cli.StringSliceFlag{Name: "sitemap", Usage: "add the URLs listed in the sitemap at `URL` (repeatable)"},
 		},
 		Action: func(c *cli.Context) error {
 			for _, a := range c.Args().Slice() {
@@ -64,6 +70,10 @@ Examples:
 				}
 				rng = &r
 			}
+			sitemaps := c.StringSlice("sitemap")
+			if len(sitemaps) > 0 && cfg.Scraper.Kind != "link" {
+				return usagef("--sitemap: a sitemap lists URLs, but scraper.kind is %q (use kind: link)", cfg.Scraper.Kind)
+			}
 			items, err := seedItems(cfg, c.Args().Slice(), argumentName)
 			if err != nil {
 				return usageError{err}
@@ -81,7 +91,8 @@ Examples:
 				defer fh.Close()
 				file = fh
 			}
-			if rng == nil && file == nil && len(items) == 0 {
+			fromConfig := rng == nil && file == nil && len(items) == 0 && len(sitemaps) == 0
+			if fromConfig {
 				items, err = seedItems(cfg, cfg.Scraper.Seeds, configSeedName)
 				if err != nil {
 					return err
@@ -119,6 +130,9 @@ Examples:
 			}
 			if total > 0 {
 				fmt.Fprintf(os.Stdout, "added %d new items of %d\n", added, total)
+			}
+			if len(sitemaps) > 0 || (fromConfig && cfg.Scraper.Sitemaps) {
+				return seedFromSitemaps(c.Context, tr, cfg, sitemaps)
 			}
 			return nil
 		},

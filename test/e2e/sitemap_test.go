@@ -1,0 +1,60 @@
+package e2e
+
+import (
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/distscrape/distscrape/test/fixturesite"
+	"github.com/distscrape/distscrape/test/testbin"
+)
+
+// TestSitemaps: the pages that only the fixture site's sitemap lists (a
+// sitemap index naming a gzipped sitemap) are crawled, whichever way the
+// sitemap is found: robots.txt's Sitemap: line, /sitemap.xml, or
+// `seed --sitemap`.
+func TestSitemaps(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		inRobots bool
+		sitemaps bool   // scraper.sitemaps
+		seedArg  string // path given to seed --sitemap; "" = crawl seeds itself
+		wantMaps bool   // the sitemap pages are saved
+	}{
+		{name: "robots.txt", inRobots: true, sitemaps: true, wantMaps: true},
+		{name: "sitemap.xml", sitemaps: true, wantMaps: true},
+		{name: "seed --sitemap", seedArg: fixturesite.SitemapIndexPath, wantMaps: true},
+		{name: "off", inRobots: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			site := fixturesite.Start(t, fixturesite.Options{Pages: 3, SitemapInRobots: tc.inRobots})
+			dir := t.TempDir()
+			cfg := crawlConfig{
+				Tracker: fmt.Sprintf("tracker: {kind: memory, state: %q, max_attempts: 1}", filepath.Join(dir, "state")),
+				Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q], sitemaps: %v}", site.URL()+fixturesite.MirrorPath, tc.sitemaps),
+				Saver:   "saver: {kind: file, dir: out}",
+			}.write(t, dir)
+			cmd := testbin.Cmd{Dir: dir}
+			if tc.seedArg != "" {
+				r := cmd.Run(t, runTimeout, "seed", "-c", cfg, "--sitemap", site.URL()+tc.seedArg)
+				if r.Code != 0 || !strings.Contains(r.Stdout, "added 5 new items of 5 listed in sitemaps") {
+					t.Fatalf("seed --sitemap: %s", r)
+				}
+			}
+			if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+				t.Fatalf("crawl: %s", r)
+			}
+			var saved []string
+			for _, s := range manifestOf(t, filepath.Join(dir, "out")) {
+				saved = append(saved, s.URL)
+			}
+			for _, u := range site.SitemapURLs() {
+				if got := slices.Contains(saved, u); got != tc.wantMaps {
+					t.Errorf("%s saved: %v, want %v", u, got, tc.wantMaps)
+				}
+			}
+		})
+	}
+}
