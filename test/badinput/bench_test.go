@@ -192,7 +192,7 @@ func crashed(r testbin.Result) bool {
 
 func TestBadInput(t *testing.T) {
 	var table []hostile
-	for _, part := range [][]hostile{configCases(), seedCases(), urlCases(), pageCases(), fetchCases(), redisCases(), saverCases(), namesScopeCases(), stateCases(), secretCases()} {
+	for _, part := range [][]hostile{configCases(), seedCases(), urlCases(), pageCases(), fetchCases(), redisCases(), saverCases(), namesScopeCases(), stateCases(), secretCases(), sitemapCases()} {
 		table = append(table, part...)
 	}
 	if len(table) < 30 {
