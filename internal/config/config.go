@@ -63,7 +63,7 @@ type Scraper struct {
 	Validate       Validate      `yaml:"validate"`
 	RegexTimeout   time.Duration `yaml:"regex_timeout"` // default 1s
 	MaxLinks       int           `yaml:"max_links"`     // discovered items kept per page; default 10000
-	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default DefaultContentTypes (html, xhtml, xml, text, json)
+	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default DefaultContentTypes (html, xhtml, xml, text, json, css)
 }
 
 // Scope limits which links a link crawl follows.

@@ -65,10 +65,7 @@ func (l *netLog) listen(ev any) {
 
 // TestOfflineMirrorInChromium: the converted mirror, with the site
 // stopped, opens in headless Chromium with every image, style sheet,
-// script and iframe loaded from files and no request to the network.
-// Web fonts are the exception the browser makes: Chromium refuses fonts to
-// file:// pages (CORS, origin "null"), so the font must be requested from
-// its file and may be refused, never fetched from the network.
+// script, iframe and font loaded from files and no request to the network.
 func TestOfflineMirrorInChromium(t *testing.T) {
 	browser := chromium(t)
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 5})
@@ -134,10 +131,6 @@ func TestOfflineMirrorInChromium(t *testing.T) {
 		for _, f := range log.failed {
 			failed[f.RequestID] = true
 			r := log.requests[f.RequestID]
-			if f.Type == network.ResourceTypeFont && r != nil && strings.HasPrefix(r.Request.URL, "file://") {
-				t.Logf("%s: font %s refused: %s", pg, r.Request.URL, f.ErrorText)
-				continue // the browser's rule for fonts on file:// pages
-			}
 			u := "?"
 			if r != nil {
 				u = r.Request.URL
@@ -163,7 +156,7 @@ func TestOfflineMirrorInChromium(t *testing.T) {
 				t.Errorf("%s: request outside the mirror: %s", pg, u)
 				continue
 			}
-			if !failed[id] || r.Type == network.ResourceTypeFont {
+			if !failed[id] {
 				requested[filepath.ToSlash(rel)] = true
 			}
 		}
