@@ -64,6 +64,9 @@ const MetaDir = ".distscrape"
 // to such a shared file lists the other URLs in "aliases", and a page that
 // replaces a shared file is logged as a warning: a body is never replaced
 // silently.
+//
+// With ConvertLinks, HTML pages and style sheets are saved with their links
+// converted (convert.go); the manifest's size is then the saved file's.
 type File struct {
 	root     string
 	tmpDir   string
@@ -213,12 +216,13 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 		return ErrClosed
 	}
 	want := f.Path(p)
-	rel, replaced, err := f.place(want, f.converted(p, f.selfPath(want)))
+	body := f.converted(p, f.selfPath(want))
+	rel, replaced, err := f.place(want, body)
 	if err != nil {
 		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
 	}
 	rec := manifestRecord{Key: p.Key, Path: rel, URL: p.URL, Status: p.Status,
-		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(p.Body), Headers: metaHeaders(p)}
+		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(body), Headers: metaHeaders(p)}
 	if f.mirror {
 		rec.Aliases = aliases(p.Key, rel)
 	}
