@@ -52,6 +52,10 @@ var (
 	// crawl is done. Retrying cannot help; the operator restores the state
 	// or resets and seeds the crawl again.
 	ErrStateLost = errors.New("tracker: crawl state lost")
+	// ErrPaused is returned by Checkout, with no leases, while an operator
+	// has paused the crawl (Inspector.Pause): the worker keeps extending and
+	// finishing what it holds and asks again later. Nothing else is refused.
+	ErrPaused = errors.New("tracker: crawl paused")
 )
 
 // Item is one unit of work: a URL (link crawls) or an ID (ID discovery).
@@ -129,6 +133,11 @@ type Stats struct {
 	// NextDue is when the first delayed item is due (zero: none delayed),
 	// so an operator can tell a crawl waiting on retries from a stuck one.
 	NextDue time.Time `json:"next_due,omitzero"`
+	// Paused says an operator paused the crawl (Inspector.Pause): checkout
+	// hands out nothing until Resume. PausedBy and PausedAt say who and when.
+	Paused   bool      `json:"paused,omitempty"`
+	PausedBy string    `json:"paused_by,omitempty"`
+	PausedAt time.Time `json:"paused_at,omitzero"`
 }
 
 // Tracker is the worker side of the work-item contract: what the crawl
@@ -144,7 +153,8 @@ type Tracker interface {
 	AddRange(ctx context.Context, r Range) error
 	// Checkout leases up to n pending items to worker for ttl. It may first
 	// requeue a bounded number of expired leases. An empty result with a nil
-	// error means nothing is pending now.
+	// error means nothing is pending now; ErrPaused (and no leases) means an
+	// operator paused the crawl.
 	Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error)
 	// Extend pushes the deadline of held leases to now+ttl and returns the
 	// leases with their new deadlines.
@@ -178,6 +188,14 @@ type Inspector interface {
 	Requeue(ctx context.Context, opt RequeueOptions) (int, error)
 	// Reset deletes the crawl's whole state. Only `distscrape reset --yes` calls it.
 	Reset(ctx context.Context) error
+	// Pause stops checkout from handing out leases (it returns ErrPaused)
+	// until Resume; leases already held are extended, completed and failed
+	// as usual. by says who paused (user@host, for Stats.PausedBy). Pausing
+	// a paused crawl changes nothing: the first pause's who and when stay.
+	Pause(ctx context.Context, by string) error
+	// Resume lets checkout hand out leases again; by is for the caller's log.
+	// Resuming a crawl not paused is a no-op.
+	Resume(ctx context.Context, by string) error
 }
 
 // Engine is a complete tracker implementation: both sides of the contract.

@@ -46,6 +46,14 @@ type Tracker struct {
 	workers  map[string]time.Time
 	added    int64
 	done     int64
+	paused   pauseState // not journaled: a restarted one-process crawl runs
+}
+
+// pauseState is an operator's pause (Inspector.Pause).
+type pauseState struct {
+	on bool
+	by string
+	at time.Time
 }
 
 var _ tracker.Engine = (*Tracker)(nil)
@@ -194,10 +202,18 @@ func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
 		return nil, err
 	}
+	paused := false
 	err = m.update(ctx, func() bool {
+		if paused = m.paused.on; paused {
+			m.pausedCheckoutLocked(worker, ttl)
+			return false
+		}
 		out = m.checkoutLocked(worker, n, ttl)
 		return false
 	})
+	if err == nil && paused {
+		err = tracker.ErrPaused
+	}
 	return out, err
 }
 
@@ -479,14 +495,17 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		nextDue = m.delayed[0].due // the heap's minimum: O(1)
 	}
 	return tracker.Stats{
-		NextDue: nextDue,
-		Pending: int64(m.pending.len()) + m.rangeIDs,
-		Leased:  int64(len(m.leases)),
-		Delayed: int64(len(m.delayed)),
-		Done:    m.done,
-		Failed:  int64(len(m.failed)),
-		Added:   m.added,
-		Workers: workers,
+		NextDue:  nextDue,
+		Pending:  int64(m.pending.len()) + m.rangeIDs,
+		Leased:   int64(len(m.leases)),
+		Delayed:  int64(len(m.delayed)),
+		Done:     m.done,
+		Failed:   int64(len(m.failed)),
+		Added:    m.added,
+		Workers:  workers,
+		Paused:   m.paused.on,
+		PausedBy: m.paused.by,
+		PausedAt: m.paused.at,
 	}, nil
 }
 
@@ -530,7 +549,7 @@ func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.failed, m.workers = fresh.delayed, fresh.failed, fresh.workers
-	m.added, m.done = fresh.added, fresh.done
+	m.added, m.done, m.paused = fresh.added, fresh.done, fresh.paused
 }
 
 // Close implements Tracker. The state file, if any, stays for the next run.

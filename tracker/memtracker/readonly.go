@@ -103,3 +103,9 @@ func (r *ReadOnly) Requeue(context.Context, tracker.RequeueOptions) (int, error)
 
 // Reset returns tracker.ErrReadOnly.
 func (r *ReadOnly) Reset(context.Context) error { return tracker.ErrReadOnly }
+
+// Pause implements tracker.Inspector: a read-only tracker refuses it.
+func (r *ReadOnly) Pause(context.Context, string) error { return tracker.ErrReadOnly }
+
+// Resume implements tracker.Inspector: a read-only tracker refuses it.
+func (r *ReadOnly) Resume(context.Context, string) error { return tracker.ErrReadOnly }

@@ -25,6 +25,12 @@ import "strconv"
 //	                 then fail with tracker.ErrStateLost instead of reporting
 //	                 an empty queue as a finished crawl. Reset deletes it.
 //
+// Keys some scripts take after the fixed ones (KEYS[12] of checkout, KEYS[11]
+// of stats); Pause and Resume write it directly:
+//
+//	paused  string  "<ms>:<by>" while an operator has paused the crawl:
+//	                checkout hands out nothing (one GET)
+//
 // Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
 // the same slot because they share the prefix and its hash tag):
 //
@@ -100,6 +106,18 @@ func (k crawlKeys) key(i int) string { return k.fixed[i] }
 func (k crawlKeys) withWorker(worker string) []string {
 	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.workerLeases(worker))
 }
+
+// forCheckout returns withWorker's keys plus KEYS[12], the pause flag.
+func (k crawlKeys) forCheckout(worker string) []string {
+	return append(k.withWorker(worker), k.paused())
+}
+
+// forStats returns the fixed keys plus KEYS[11], the pause flag.
+func (k crawlKeys) forStats() []string {
+	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.paused())
+}
+
+func (k crawlKeys) paused() string { return k.prefix + "paused" }
 
 func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
 

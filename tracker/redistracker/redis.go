@@ -322,12 +322,12 @@ func explain(err error) error {
 
 // Stats returns the counters the scripts maintain: O(1).
 func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
-	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.fixed, r.seenID())
+	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.forStats(), r.seenID())
 	if err != nil {
 		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
-	if len(v) != 9 {
+	if len(v) != 10 {
 		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
 	r.learnID(v[8])
@@ -340,6 +340,11 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}
 	if n[7] > 0 {
 		s.NextDue = msTime(n[7])
+	}
+	if p, _ := v[9].(string); p != "" {
+		ms, by, _ := strings.Cut(p, ":")
+		at, _ := strconv.ParseInt(ms, 10, 64)
+		s.Paused, s.PausedBy, s.PausedAt = true, by, msTime(at)
 	}
 	return s, nil
 }

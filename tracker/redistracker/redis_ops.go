@@ -98,7 +98,7 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 		nonce := make([]byte, 8)
 		_, _ = rand.Read(nonce) // never fails
 		now := r.opts.Clock.Now()
-		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.withWorker(worker),
+		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker),
 			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget,
 			r.seenID(), r.freshID)
 		if err != nil {
@@ -120,7 +120,11 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 				Worker: worker, Token: tracker.LeaseToken(token), Deadline: deadline,
 			})
 		}
-		if more, _ := v[0].(int64); more == 0 {
+		more, _ := v[0].(int64)
+		if more == 2 {
+			return out, tracker.ErrPaused
+		}
+		if more == 0 {
 			break
 		}
 	}

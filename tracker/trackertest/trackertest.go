@@ -103,6 +103,8 @@ func Run(t *testing.T, newTracker Factory) {
 		{"RangeOverlap", testRangeOverlap},
 		{"RangeHuge", testRangeHuge},
 		{"NumericLookalikes", testNumericLookalikes},
+		{"Pause", testPause},
+		{"PauseExpiry", testPauseExpiry},
 		{"Closed", testClosed},
 	}
 	for _, c := range cases {

@@ -2,14 +2,15 @@
 -- and due delayed items are moved back to pending first (a bounded number).
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
--- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>.
+-- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>; KEYS[12] paused.
 -- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 token prefix (random per
 --   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most);
 --   12 the crawl id seen, 13 a fresh id (check_crawl: a crawl seeded before
 --   records existed gets one).
 -- Returns {more, crawl id, token1, key1, depth1, attempts1, ...}; more is 1
 --   when the scan budget ran out before n items were found (seen IDs of a
---   range were skipped): call again. STATE_LOST when the crawl's state
+--   range were skipped): call again; 2 when the crawl is paused (no leases;
+--   expired leases and due retries still move, the worker is still seen). STATE_LOST when the crawl's state
 --   vanished: an empty queue must not pass for a finished crawl.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
@@ -26,6 +27,10 @@ requeue_expired(rq)
 promote_delayed(rq)
 
 local out = {0, id}
+if redis.call('EXISTS', KEYS[12]) == 1 then
+  out[1] = 2
+  n = 0
+end
 local count = 0
 local recs, zargs, toks = {}, {}, {}
 local function lease(key, depth, attempts)
@@ -114,7 +119,7 @@ while count < n and budget > 0 do
   if used > 0 then redis.call('LTRIM', K_PENDING, used, -1) end
   if rest then redis.call('LSET', K_PENDING, 0, rest) end
 end
-if count < n and budget <= 0 then out[1] = 1 end
+if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
 
 if count > 0 then
   call_multi('HSET', K_LEASE, recs, 1000)

@@ -1,8 +1,8 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
--- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl.
+-- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl, 11 paused.
 -- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
 -- Returns {pending, leased, delayed, done, failed, added, workers, next due,
---   crawl id} as strings; next due is the first delayed entry's due time
+--   crawl id, paused ("<ms>:<by>" or '')} as strings; next due is the first delayed entry's due time
 --   (ms), 0 if none. STATE_LOST when the crawl's state vanished (Done reads
 --   these counters: all zero then must not pass for a finished crawl). It
 --   writes nothing.
@@ -17,4 +17,5 @@ out[#out + 1] = tostring(redis.call('ZCOUNT', K_WORKERS, '(' .. ARGV[2], '+inf')
 local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
 out[#out + 1] = first[2] or '0'
 out[#out + 1] = id or ''
+out[#out + 1] = redis.call('GET', KEYS[11]) or ''
 return out
