@@ -221,6 +221,7 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan struct{}, committed <-chan struct{}) error {
 	poll := m.cfg.PollMin
 	retry := newBackoff(100*time.Millisecond, 5*time.Second)
+	paused := false
 	for ctx.Err() == nil {
 		// Wait for room: never hold more leases than can be worked on.
 		free := m.cfg.Batch
@@ -233,6 +234,26 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 			}
 		}
 		leases, err := m.tr.Checkout(ctx, m.cfg.Worker, free, m.cfg.LeaseTTL)
+		if errors.Is(err, tracker.ErrPaused) {
+			// An operator paused the crawl: what is in hand finishes (the
+			// heartbeat keeps it), nothing new starts; ask again with the
+			// idle backoff, and say so once.
+			m.returnSlots(slots, free)
+			if !paused {
+				paused = true
+				m.log.Info("crawl paused; waiting for resume", "in_flight", len(slots))
+			}
+			select {
+			case <-time.After(poll):
+				poll = min(poll*2, m.cfg.PollMax)
+			case <-ctx.Done():
+			}
+			continue
+		}
+		if paused {
+			paused = false
+			m.log.Info("crawl resumed")
+		}
 		if err != nil {
 			m.returnSlots(slots, free)
 			if ctx.Err() != nil {
