@@ -237,11 +237,12 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 		if errors.Is(err, tracker.ErrPaused) {
 			// An operator paused the crawl: what is in hand finishes (the
 			// heartbeat keeps it), nothing new starts; ask again with the
-			// idle backoff, and say so once.
+			// idle backoff, and say so once (at warn: a fleet's usual
+			// level, and a worker doing nothing needs explaining).
 			m.returnSlots(slots, free)
 			if !paused {
 				paused = true
-				m.log.Info("crawl paused; waiting for resume", "in_flight", len(slots))
+				m.log.Warn("crawl paused; waiting for resume", "in_flight", len(slots))
 			}
 			select {
 			case <-time.After(poll):
@@ -252,7 +253,7 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 		}
 		if paused {
 			paused = false
-			m.log.Info("crawl resumed")
+			m.log.Warn("crawl resumed")
 		}
 		if err != nil {
 			m.returnSlots(slots, free)

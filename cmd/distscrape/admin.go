@@ -164,6 +164,9 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if rate != nil {
 		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
 	}
+	if st.Paused {
+		fmt.Fprintln(w, pauseLine(st, time.Now()))
+	}
 	if why := waitingFor(st, time.Now()); why != "" {
 		fmt.Fprintln(w, why)
 	}

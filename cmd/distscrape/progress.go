@@ -89,7 +89,9 @@ func discovered(st tracker.Stats) int64 {
 func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 	line := fmt.Sprintf("done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | %.0f pages/s",
 		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
-	if w := waitingFor(st, now); w != "" {
+	if st.Paused {
+		line += " | PAUSED by " + st.PausedBy
+	} else if w := waitingFor(st, now); w != "" {
 		line += " | " + w
 	}
 	return line
