@@ -27,6 +27,10 @@ type Options struct {
 	Maxmemory       string // e.g. "64mb"; default unlimited
 	Password        string // requirepass for the default user
 	Args            []string
+
+	// clusterNode makes the server a Redis Cluster node (cluster.go): its
+	// port is picked so that the bus port, port+10000, is free too.
+	clusterNode bool
 }
 
 // Server is a running private redis-server.
@@ -55,7 +59,7 @@ func Start(t testing.TB, opts Options) *Server {
 	s := &Server{opts: opts, t: t, Dir: t.TempDir()}
 	var err error
 	for i := 0; i < 5; i++ {
-		if s.Port, err = FreePort(); err != nil {
+		if s.Port, err = s.freePort(); err != nil {
 			t.Fatalf("redistest: free port: %v", err)
 		}
 		if err = s.start(); err == nil {
@@ -75,7 +79,7 @@ func Launch(opts Options, dir string) (*Server, error) {
 	s := &Server{opts: opts, Dir: dir}
 	var err error
 	for i := 0; i < 5; i++ {
-		if s.Port, err = FreePort(); err != nil {
+		if s.Port, err = s.freePort(); err != nil {
 			return nil, fmt.Errorf("redistest: free port: %w", err)
 		}
 		if err = s.start(); err == nil {
@@ -119,7 +123,12 @@ func (s *Server) args() []string {
 		a = append(a, "--maxmemory", s.opts.Maxmemory)
 	}
 	if s.opts.Password != "" {
-		a = append(a, "--requirepass", s.opts.Password)
+		a = append(a, "--requirepass", s.opts.Password, "--masterauth", s.opts.Password)
+	}
+	if s.opts.clusterNode {
+		// A short node timeout makes a failover test's promotion quick.
+		a = append(a, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-node-timeout", "2000")
 	}
 	return append(a, s.opts.Args...)
 }

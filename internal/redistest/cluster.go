@@ -1,0 +1,158 @@
+package redistest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ClusterOptions configure a private Redis Cluster. The zero value is three
+// masters without replicas, noeviction.
+type ClusterOptions struct {
+	// Replicas gives each master one replica (failover tests).
+	Replicas bool
+	// Node configures every node (policy, password, extra args).
+	Node Options
+}
+
+// Cluster is a running private Redis Cluster of three masters on 127.0.0.1,
+// created with redis-cli --cluster create, as an operator would.
+type Cluster struct {
+	Masters  []*Server
+	Replicas []*Server // one per master when ClusterOptions.Replicas, else none
+	opts     ClusterOptions
+}
+
+// clusterReady bounds how long creating the cluster and its convergence may take.
+const clusterReady = 60 * time.Second
+
+// StartCluster starts three masters (and a replica each if asked), creates
+// the cluster and waits until every node reports cluster_state:ok and knows
+// every other node. Processes and directories go away when the test ends.
+func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
+	t.Helper()
+	cli, err := exec.LookPath("redis-cli")
+	if err != nil {
+		t.Fatalf("redis-cli not found in PATH: it ships with redis-server (apt-get install -y redis-server, or `make deps`)")
+	}
+	node := opts.Node
+	node.clusterNode = true
+	c := &Cluster{opts: opts}
+	n := 3
+	if opts.Replicas {
+		n = 6
+	}
+	var addrs []string
+	for i := 0; i < n; i++ {
+		s := Start(t, node)
+		if i < 3 {
+			c.Masters = append(c.Masters, s)
+		} else {
+			c.Replicas = append(c.Replicas, s)
+		}
+		addrs = append(addrs, s.Addr())
+	}
+	// redis-cli makes the first three the masters and the rest their replicas.
+	args := append([]string{"--cluster", "create"}, addrs...)
+	args = append(args, "--cluster-replicas", strconv.Itoa(len(c.Replicas)/3), "--cluster-yes")
+	if node.Password != "" {
+		args = append(args, "--no-auth-warning", "-a", node.Password)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterReady)
+	defer cancel()
+	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
+		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, tail(string(out)))
+	}
+	if err := c.WaitReady(ctx); err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return c
+}
+
+// Nodes are the masters then the replicas.
+func (c *Cluster) Nodes() []*Server { return append(append([]*Server{}, c.Masters...), c.Replicas...) }
+
+// WaitReady waits until every running node reports cluster_state:ok, all
+// slots assigned and every node known (a condition polled, not a sleep).
+func (c *Cluster) WaitReady(ctx context.Context) error {
+	nodes := c.Nodes()
+	want := fmt.Sprintf("cluster_known_nodes:%d", len(nodes))
+	for _, s := range nodes {
+		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: c.opts.Node.Password, MaxRetries: -1})
+		var last string
+		for {
+			info, err := cl.ClusterInfo(ctx).Result()
+			if err == nil && strings.Contains(info, "cluster_state:ok") &&
+				strings.Contains(info, "cluster_slots_ok:16384") && strings.Contains(info, want) {
+				break
+			}
+			last = fmt.Sprint(info, err)
+			select {
+			case <-ctx.Done():
+				cl.Close()
+				return fmt.Errorf("cluster node %s not ready: %s", s.Addr(), strings.TrimSpace(last))
+			case <-time.After(50 * time.Millisecond):
+			}
+		}
+		cl.Close()
+	}
+	return nil
+}
+
+// URL is the cluster's tracker.url the way go-redis writes one
+// (redis.ParseClusterURL): the first master, the others as addr= params.
+func (c *Cluster) URL() string {
+	u := url.URL{Scheme: "redis", Host: c.Masters[0].Addr()}
+	if c.opts.Node.Password != "" {
+		u.User = url.UserPassword("", c.opts.Node.Password)
+	}
+	q := url.Values{}
+	for _, s := range c.Masters[1:] {
+		q.Add("addr", s.Addr())
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Client returns a cluster client, closed when the test ends.
+func (c *Cluster) Client(t testing.TB) *redis.ClusterClient {
+	var addrs []string
+	for _, s := range c.Masters {
+		addrs = append(addrs, s.Addr())
+	}
+	cl := redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Password: c.opts.Node.Password})
+	t.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+// freePort is a free port; for a cluster node, one whose bus port
+// (port+10000) is free as well.
+func (s *Server) freePort() (int, error) {
+	if !s.opts.clusterNode {
+		return FreePort()
+	}
+	for i := 0; i < 100; i++ {
+		p, err := FreePort()
+		if err != nil {
+			return 0, err
+		}
+		if p+10000 > 65535 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(p+10000)))
+		if err != nil {
+			continue
+		}
+		l.Close()
+		return p, nil
+	}
+	return 0, fmt.Errorf("no free port whose bus port (+10000) is free too")
+}
