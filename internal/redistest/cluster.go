@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -39,9 +41,42 @@ const clusterReady = 60 * time.Second
 // every other node. Processes and directories go away when the test ends.
 func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
 	t.Helper()
+	c, err := newCluster(opts, func(o Options) (*Server, error) { return Start(t, o), nil })
+	if err != nil {
+		t.Fatalf("redistest: %v", err)
+	}
+	return c
+}
+
+// LaunchCluster starts a cluster outside a test (a package's shared cluster,
+// benchmark programs) in subdirectories of dir, which must exist. The caller
+// stops it with Kill.
+func LaunchCluster(opts ClusterOptions, dir string) (*Cluster, error) {
+	var all []*Server
+	c, err := newCluster(opts, func(o Options) (*Server, error) {
+		d := filepath.Join(dir, fmt.Sprint("node", len(all)))
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return nil, err
+		}
+		s, err := Launch(o, d)
+		if err == nil {
+			all = append(all, s)
+		}
+		return s, err
+	})
+	if err != nil {
+		for _, s := range all {
+			s.Kill()
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func newCluster(opts ClusterOptions, start func(Options) (*Server, error)) (*Cluster, error) {
 	cli, err := exec.LookPath("redis-cli")
 	if err != nil {
-		t.Fatalf("redis-cli not found in PATH: it ships with redis-server (apt-get install -y redis-server, or `make deps`)")
+		return nil, fmt.Errorf("redis-cli not found in PATH: it ships with redis-server (apt-get install -y redis-server, or `make deps`)")
 	}
 	node := opts.Node
 	node.clusterNode = true
@@ -52,7 +87,10 @@ func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
 	}
 	var addrs []string
 	for i := 0; i < n; i++ {
-		s := Start(t, node)
+		s, err := start(node)
+		if err != nil {
+			return nil, err
+		}
 		if i < 3 {
 			c.Masters = append(c.Masters, s)
 		} else {
@@ -69,12 +107,16 @@ func StartCluster(t testing.TB, opts ClusterOptions) *Cluster {
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReady)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
-		t.Fatalf("redistest: redis-cli --cluster create: %v\n%s", err, tail(string(out)))
+		return nil, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, tail(string(out)))
 	}
-	if err := c.WaitReady(ctx); err != nil {
-		t.Fatalf("redistest: %v", err)
+	return c, c.WaitReady(ctx)
+}
+
+// Kill stops every node (SIGKILL).
+func (c *Cluster) Kill() {
+	for _, s := range c.Nodes() {
+		s.Kill()
 	}
-	return c
 }
 
 // Nodes are the masters then the replicas.

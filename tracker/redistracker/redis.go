@@ -16,7 +16,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -32,12 +31,16 @@ var ErrReplica = errors.New("tracker: redis is a replica")
 // Config configures a Redis tracker.
 type Config struct {
 	// URL is redis://[user:password@]host:port[/db] or rediss:// (TLS). The
-	// password never appears in logs or errors.
+	// password never appears in logs or errors. A Redis Cluster is written
+	// the way go-redis writes one (redis.ParseClusterURL): one node, the
+	// others as addr= parameters, redis://h1:7000?addr=h2:7001&addr=h3:7002;
+	// a URL with an addr= parameter is a cluster.
 	URL string
 	// Crawl names the crawl: its keys are distscrape:{Crawl}:... ([A-Za-z0-9._-]{1,64}).
 	Crawl string
-	// Client, when set, is used instead of URL and is not closed by Close.
-	Client *redis.Client
+	// Client, when set, is used instead of URL and is not closed by Close:
+	// a *redis.Client or a *redis.ClusterClient.
+	Client redis.UniversalClient
 	// Logger receives warnings; default slog.Default().
 	Logger *slog.Logger
 	// ReadOnly makes New write nothing (status, failed, check) and the
@@ -72,7 +75,7 @@ type Config struct {
 // lost after the script ran (the server died mid-call) can make a retried
 // Complete report ErrLeaseLost for leases it did complete.
 type Tracker struct {
-	c       *redis.Client
+	c       redis.UniversalClient
 	ownsC   bool
 	keys    crawlKeys
 	opts    tracker.Options
@@ -105,14 +108,13 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 		r.log = slog.Default()
 	}
 	if r.c == nil {
-		opt, err := redis.ParseURL(cfg.URL)
+		c, err := Dial(cfg.URL)
 		if err != nil {
-			// go-redis quotes the URL, password included: never wrap its error.
-			return nil, fmt.Errorf("tracker: redis URL %s: %w", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
+			return nil, err
 		}
-		r.c, r.ownsC = redis.NewClient(opt), true
+		r.c, r.ownsC = c, true
 	}
-	addr := r.c.Options().Addr
+	addr := clientAddr(r.c)
 	fail := func(err error) (*Tracker, error) {
 		if r.ownsC {
 			r.c.Close()
@@ -122,10 +124,7 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if err := r.c.Ping(ctx).Err(); err != nil {
 		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
 	}
-	if err := r.checkEviction(ctx, addr); err != nil {
-		return fail(err)
-	}
-	if err := r.checkPrimary(ctx, addr); err != nil {
+	if err := r.checkEveryMaster(ctx); err != nil {
 		return fail(err)
 	}
 	base, load := cfg.fpBase, cfg.fpLoad
@@ -151,8 +150,8 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 
 // checkEviction refuses a Redis that may evict keys. A managed Redis that
 // forbids CONFIG is trusted, with a warning.
-func (r *Tracker) checkEviction(ctx context.Context, addr string) error {
-	res, err := r.c.ConfigGet(ctx, "maxmemory-policy").Result()
+func (r *Tracker) checkEviction(ctx context.Context, c *redis.Client, addr string) error {
+	res, err := c.ConfigGet(ctx, "maxmemory-policy").Result()
 	var rerr redis.Error
 	switch {
 	case errors.As(err, &rerr):
@@ -177,8 +176,8 @@ func (r *Tracker) checkEviction(ctx context.Context, addr string) error {
 // checkPrimary refuses a replica with a message that says so, where the
 // first write would only fail with READONLY inside a transaction. A server
 // that forbids ROLE is trusted: its first write still fails if it is one.
-func (r *Tracker) checkPrimary(ctx context.Context, addr string) error {
-	res, err := r.c.Do(ctx, "ROLE").Slice()
+func (r *Tracker) checkPrimary(ctx context.Context, c *redis.Client, addr string) error {
+	res, err := c.Do(ctx, "ROLE").Slice()
 	if err != nil || len(res) == 0 {
 		r.log.Debug("tracker: cannot read the redis role", "addr", addr, "err", err)
 		return nil
@@ -234,7 +233,7 @@ type scripts struct {
 	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *redis.Script
 }
 
-func loadScripts(ctx context.Context, c *redis.Client) (scripts, error) {
+func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) {
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {
 		return scripts{}, err
@@ -385,7 +384,13 @@ func (r *Tracker) Reset(ctx context.Context) error {
 	if r.ro {
 		return fmt.Errorf("tracker: redis reset: %w", tracker.ErrReadOnly)
 	}
-	iter := r.c.Scan(ctx, 0, r.keys.pattern(), 1000).Iterator()
+	// SCAN on the node that holds the crawl's slot: a cluster client would
+	// send it to any node.
+	node, err := r.slotNode(ctx)
+	if err != nil {
+		return fmt.Errorf("tracker: redis reset: %w", err)
+	}
+	iter := node.Scan(ctx, 0, r.keys.pattern(), 1000).Iterator()
 	var batch []string
 	for iter.Next(ctx) {
 		if batch = append(batch, iter.Val()); len(batch) == 1000 {

@@ -1,0 +1,112 @@
+package redistracker
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/distscrape/distscrape/internal/redact"
+)
+
+// Dial opens a client for a tracker URL: a *redis.ClusterClient when the
+// URL names more nodes through addr= parameters (go-redis's ParseClusterURL
+// form, redis://h1:7000?addr=h2:7001&addr=h3:7002), else a *redis.Client.
+// Both take the same user, password and rediss:// TLS. Errors never show
+// the password.
+func Dial(raw string) (redis.UniversalClient, error) {
+	if IsClusterURL(raw) {
+		opt, err := redis.ParseClusterURL(raw)
+		if err != nil {
+			// go-redis quotes the URL, password included: never wrap its error.
+			return nil, fmt.Errorf("tracker: redis cluster URL %s: %w", redact.URL(raw), redact.ParseError(raw, redis.ParseClusterURL))
+		}
+		return redis.NewClusterClient(opt), nil
+	}
+	opt, err := redis.ParseURL(raw)
+	if err != nil {
+		return nil, fmt.Errorf("tracker: redis URL %s: %w", redact.URL(raw), redact.ParseError(raw, redis.ParseURL))
+	}
+	return redis.NewClient(opt), nil
+}
+
+// IsClusterURL reports whether a tracker URL names a Redis Cluster: it has
+// an addr= query parameter (a single-node URL has no use for one).
+func IsClusterURL(raw string) bool {
+	_, query, ok := strings.Cut(raw, "?")
+	if !ok {
+		return false
+	}
+	q, err := url.ParseQuery(query)
+	return err == nil && q.Has("addr")
+}
+
+// clientAddr names the server(s) in errors and logs (never a password).
+func clientAddr(c redis.UniversalClient) string {
+	switch c := c.(type) {
+	case *redis.Client:
+		return c.Options().Addr
+	case *redis.ClusterClient:
+		return "cluster " + strings.Join(c.Options().Addrs, ",")
+	}
+	return "redis"
+}
+
+// checkEveryMaster refuses an evicting policy or a replica on every node
+// that takes writes: on a cluster every master, since partitions may land
+// on any of them.
+func (r *Tracker) checkEveryMaster(ctx context.Context) error {
+	switch c := r.c.(type) {
+	case *redis.Client:
+		addr := c.Options().Addr
+		// A cluster node reached as a single server answers MOVED for every
+		// slot it does not own: say how to write the URL instead.
+		if info, err := c.Info(ctx, "cluster").Result(); err == nil && strings.Contains(info, "cluster_enabled:1") {
+			return fmt.Errorf("tracker: redis at %s is a Redis Cluster node: name the cluster in tracker.url with addr= parameters (redis://%s?addr=host2:port2&addr=host3:port3)", addr, addr)
+		}
+		if err := r.checkEviction(ctx, c, addr); err != nil {
+			return err
+		}
+		return r.checkPrimary(ctx, c, addr)
+	case *redis.ClusterClient:
+	default:
+		return fmt.Errorf("tracker: unsupported redis client %T: want a *redis.Client or a *redis.ClusterClient", r.c)
+	}
+	cc := r.c.(*redis.ClusterClient)
+	var mu sync.Mutex
+	var first error
+	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
+		err := r.checkEviction(ctx, c, c.Options().Addr)
+		if err == nil {
+			err = r.checkPrimary(ctx, c, c.Options().Addr)
+		}
+		if err != nil {
+			mu.Lock()
+			first = err
+			mu.Unlock()
+		}
+		return err
+	})
+	if first != nil {
+		return first
+	}
+	if err != nil {
+		return fmt.Errorf("tracker: redis %s: %w", clientAddr(r.c), err)
+	}
+	return nil
+}
+
+// slotNode is the node that holds the crawl's hash slot, for the commands
+// a cluster client cannot route by key (SCAN).
+func (r *Tracker) slotNode(ctx context.Context) (*redis.Client, error) {
+	switch c := r.c.(type) {
+	case *redis.ClusterClient:
+		return c.MasterForKey(ctx, r.keys.key(keyCrawl))
+	case *redis.Client:
+		return c, nil
+	}
+	return nil, fmt.Errorf("unsupported redis client %T", r.c)
+}
