@@ -135,9 +135,25 @@ func checkRedisURL(p *problems, path, raw string) {
 	if u == nil {
 		return
 	}
-	if db := strings.TrimPrefix(u.Path, "/"); db != "" {
+	db := strings.TrimPrefix(u.Path, "/")
+	if db != "" {
 		if n, err := strconv.Atoi(db); err != nil || n < 0 {
 			p.add(path, "database %s is not a number ≥ 0", quote(db))
+		}
+	}
+	// A Redis Cluster is named by addr= parameters (go-redis's form); it has
+	// only database 0, and go-redis would ignore another silently.
+	addrs, cluster := u.Query()["addr"]
+	if !cluster {
+		return
+	}
+	if db != "" && db != "0" {
+		p.add(path, "database %s: a Redis Cluster (addr= parameters) has only database 0", quote(db))
+	}
+	for _, a := range addrs {
+		h, port, err := net.SplitHostPort(a)
+		if n, perr := strconv.Atoi(port); err != nil || h == "" || perr != nil || n < 1 || n > 65535 {
+			p.add(path, "addr=%s: want host:port of a cluster node", quote(a))
 		}
 	}
 }

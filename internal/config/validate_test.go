@@ -24,6 +24,12 @@ func TestBadConfigs(t *testing.T) {
 		{"redis without url", "crawl: x\ntracker: {kind: redis}\n", "tracker.url", "required when tracker.kind is redis"},
 		{"redis url scheme", "crawl: x\ntracker: {kind: redis, url: 'http://h:6379'}\n", "tracker.url", `scheme "http" not allowed (want redis:// or rediss://)`},
 		{"redis url db", "crawl: x\ntracker: {kind: redis, url: 'redis://h:6379/x'}\n", "tracker.url", `database "x" is not a number`},
+		{"cluster url db", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000/1?addr=h2:7001'}\n", "tracker.url", "has only database 0"},
+		{"cluster addr without port", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000?addr=h2'}\n", "tracker.url", `addr="h2": want host:port`},
+		{"cluster addr empty", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000?addr='}\n", "tracker.url", `addr="": want host:port`},
+		{"cluster addr without host", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000?addr=:7001'}\n", "tracker.url", `addr=":7001": want host:port`},
+		{"cluster addr bad port", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000?addr=h2:99999'}\n", "tracker.url", `addr="h2:99999": want host:port`},
+		{"cluster addr a URL", "crawl: x\ntracker: {kind: redis, url: 'redis://h:7000?addr=redis://h2:7001'}\n", "tracker.url", `addr="redis://h2:7001": want host:port`},
 		{"unset variable", "crawl: x\ntracker: {kind: redis, url: 'redis://:${NOPE}@h'}\n", "tracker.url", "environment variable NOPE is not set"},
 		{"unterminated variable", "crawl: x\nmetrics: {addr: '${HOST'}\n", "metrics.addr", "unterminated ${"},
 		{"bad duration", "crawl: x\ntracker: {lease_ttl: 30}\n", "tracker.lease_ttl", `invalid duration "30"`},
@@ -179,5 +185,18 @@ func TestValidateConstructed(t *testing.T) {
 	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "fetch.concurrency: 0 is out of range") ||
 		!strings.Contains(err.Error(), "scraper.link_regex: missing closing )") {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestClusterURLs: the cluster forms go-redis reads are accepted.
+func TestClusterURLs(t *testing.T) {
+	for _, u := range []string{
+		"redis://h1:7000?addr=h2:7001&addr=h3:7002",
+		"rediss://user:pw@h1:7000/0?addr=h2:7001",
+		"redis://[::1]:7000?addr=[::1]:7001",
+	} {
+		if _, err := parse([]byte("crawl: x\ntracker: {kind: redis, url: '"+u+"'}\nscraper: {seeds: [\"https://e.example/\"]}\n"), "test.yaml", envOf(testEnv)); err != nil {
+			t.Errorf("%s refused: %v", u, err)
+		}
 	}
 }
