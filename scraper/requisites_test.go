@@ -2,6 +2,8 @@ package scraper
 
 import (
 	"context"
+	"html"
+	"net/url"
 	"slices"
 	"testing"
 
@@ -93,6 +95,38 @@ func TestSrcsetURLs(t *testing.T) {
 		srcsetURLs([]byte(tt.in), func(b []byte) bool { got = append(got, string(b)); return true })
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("%q: got %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// ResolveLink (the offline mirror's converter) and Scrape (the crawl) make
+// the same item of every link and follow the same ones: a converted link
+// points to the file of the very item the crawl fetched.
+func TestResolveLinkAgreesWithScrape(t *testing.T) {
+	const at = "http://example.org/dir/page.html"
+	refs := []string{
+		"a.html", "/b.html", "../c/", "./d.html?b=2&a=1", "http://EXAMPLE.org:80/e.html", "//example.org/f.html#x",
+		"g%7e.html", "h.html?", "/i/../j.html", "http://elsewhere.net/k", "mailto:a@example.org", "/excluded/l.html",
+		"https://example.org/m", "caf\u00e9.html", "/n%2Fo.html", "p q.html", "/%zz",
+	}
+	cfg := LinkConfig{Seeds: []string{"http://example.org/"}, ExcludeRegex: `/excluded/`, SortQuery: true}
+	l, err := NewLink(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(at)
+	for _, ref := range refs {
+		items, err := l.Scrape(context.Background(), tracker.Item{Key: at},
+			page(at, "text/html", `<a href="`+html.EscapeString(ref)+`">x</a>`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		key, follow := l.ResolveLink(base, ref)
+		switch {
+		case len(items) == 0 && follow:
+			t.Errorf("%q: the crawl does not follow it, ResolveLink does (%s)", ref, key)
+		case len(items) == 1 && (!follow || key != items[0].Key):
+			t.Errorf("%q: the crawl fetches %s, ResolveLink says %q (follow %v)", ref, items[0].Key, key, follow)
 		}
 	}
 }

@@ -20,12 +20,13 @@ func TestSitemaps(t *testing.T) {
 		name     string
 		inRobots bool
 		sitemaps bool   // scraper.sitemaps
-		seedArg  string // path given to seed --sitemap; "" = crawl seeds itself
+		seedArg  string // path given to seed --sitemap; "config": seed with no argument; "": crawl seeds itself
 		wantMaps bool   // the sitemap pages are saved
 	}{
 		{name: "robots.txt", inRobots: true, sitemaps: true, wantMaps: true},
 		{name: "sitemap.xml", sitemaps: true, wantMaps: true},
 		{name: "seed --sitemap", seedArg: fixturesite.SitemapIndexPath, wantMaps: true},
+		{name: "seed, the config's seeds", inRobots: true, sitemaps: true, seedArg: "config", wantMaps: true},
 		{name: "off", inRobots: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -38,7 +39,11 @@ func TestSitemaps(t *testing.T) {
 			}.write(t, dir)
 			cmd := testbin.Cmd{Dir: dir}
 			if tc.seedArg != "" {
-				r := cmd.Run(t, runTimeout, "seed", "-c", cfg, "--sitemap", site.URL()+tc.seedArg)
+				args := []string{"seed", "-c", cfg}
+				if tc.seedArg != "config" {
+					args = append(args, "--sitemap", site.URL()+tc.seedArg)
+				}
+				r := cmd.Run(t, runTimeout, args...)
 				if r.Code != 0 || !strings.Contains(r.Stdout, "added 5 new items of 5 listed in sitemaps") {
 					t.Fatalf("seed --sitemap: %s", r)
 				}
