@@ -38,7 +38,7 @@ type LinkConfig struct {
 	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds' hosts and ports
 	Prefixes     []string      // URL prefixes a link must start with; none = any; no seeds, hosts or prefixes is ErrNoScope
 	ExcludeRegex string        // links matching it are not followed
-	MaxDepth     int           // hops from a seed; 0 = unlimited
+	MaxDepth     int           // hops from a seed; 0 = unlimited (requisites go RequisiteDepth further)
 	RegexTimeout time.Duration // regex budget per page (all its matching); default DefaultRegexTimeout
 	MaxLinks     int           // discovered items kept per page; default DefaultMaxLinks
 	ContentTypes []string      // media types scraped; default DefaultContentTypes
@@ -224,7 +224,8 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		return nil, err
 	}
 	depth := item.Depth + 1
-	if l.maxDepth > 0 && depth > l.maxDepth {
+	links := l.maxDepth <= 0 || depth <= l.maxDepth
+	if !links && !(l.requisites && depth <= l.maxDepth+RequisiteDepth) {
 		return nil, nil
 	}
 	if !l.types.match(resp.ContentType) {
@@ -293,6 +294,13 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	switch {
 	case l.requisites && isCSS(resp.ContentType):
 		scanCSS(resp.Body, visit)
+	case !links: // past max_depth: what the page needs to render, no more
+		if isHTML(resp.ContentType) {
+			scanAttrs(resp.Body, srcSyntax, visit)
+			scanLinkTags(resp.Body, visit)
+			scanSrcset(resp.Body, visit)
+			scanCSS(resp.Body, visit)
+		}
 	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
 	default:
@@ -300,7 +308,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return nil, err
 		}
 	}
-	if l.requisites && isHTML(resp.ContentType) {
+	if links && l.requisites && isHTML(resp.ContentType) {
 		l.scanRequisites(resp.Body, visit)
 	}
 	if scopeErr != nil {

@@ -10,6 +10,13 @@ import (
 // sheets, style attributes and <style> elements. A mirror without them
 // shows no image, no style and no script offline.
 
+// RequisiteDepth is how many hops past scope.max_depth requisites are
+// still followed, so that the last pages render too: a page's style sheet
+// (or iframe), what that imports, and the font or image it loads. Past
+// max_depth only requisites are followed (src, srcset, CSS, and <link
+// href> of style sheets and icons), never other links.
+const RequisiteDepth = 3
+
 // isCSS reports whether a page of media type t is a style sheet.
 func isCSS(t string) bool { return t == "text/css" }
 
@@ -166,4 +173,45 @@ func (l *Link) scanRequisites(body []byte, visit func([]byte) bool) {
 	}
 	scanSrcset(body, visit)
 	scanCSS(body, visit)
+}
+
+// scanLinkTags calls fn with the href of each <link> whose rel makes it a
+// requisite (a style sheet, an icon, a preload): <link rel=next> and the
+// like are navigation.
+func scanLinkTags(body []byte, fn func([]byte) bool) {
+	for pos := 0; ; {
+		i := bytes.IndexByte(body[pos:], '<')
+		if i < 0 {
+			return
+		}
+		pos += i + 1
+		if !hasWord(body[pos:], "link") {
+			continue
+		}
+		end := bytes.IndexByte(body[pos:], '>')
+		if end < 0 {
+			return
+		}
+		tag := body[pos+4 : pos+end]
+		pos += end
+		var rel, href []byte
+		scanAttrs(tag, attrSyntax{attr: "rel"}, func(v []byte) bool { rel = v; return false })
+		scanAttrs(tag, baseSyntax, func(v []byte) bool { href = v; return false })
+		if href == nil || !requisiteRel(rel) {
+			continue
+		}
+		if !fn(href) {
+			return
+		}
+	}
+}
+
+func requisiteRel(rel []byte) bool {
+	for _, r := range bytes.Fields(bytes.ToLower(rel)) {
+		switch string(r) {
+		case "stylesheet", "icon", "apple-touch-icon", "preload", "modulepreload", "manifest":
+			return true
+		}
+	}
+	return false
 }

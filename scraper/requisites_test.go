@@ -28,11 +28,12 @@ body { background-image: url( img/bg.png ); }
 .data { background: url(data:image/png;base64,AAAA) }
 .broken { background: url(unterminated`
 	tests := []struct {
-		name string
-		cfg  LinkConfig
-		ct   string
-		body string
-		want []string
+		name  string
+		cfg   LinkConfig
+		depth int // of the page
+		ct    string
+		body  string
+		want  []string
 	}{
 		{name: "html", ct: "text/html", body: html, want: []string{
 			"http://example.org/dir/s.css", "http://example.org/favicon.ico", "http://example.org/dir/app.js",
@@ -52,6 +53,17 @@ body { background-image: url( img/bg.png ); }
 			"http://example.org/dir/base.css", "http://example.org/dir/print.css", "http://example.org/fonts/f.woff2",
 			"http://example.org/dir/f.ttf", "http://example.org/dir/img/bg.png"}},
 		{name: "css, requisites off", cfg: LinkConfig{NoRequisites: true}, ct: "text/css", body: css},
+		{name: "html at max_depth: requisites only", cfg: LinkConfig{MaxDepth: 2}, depth: 2, ct: "text/html",
+			body: `<link rel="next" href="n.html"><LINK HREF="s.css" REL="Stylesheet"><link href=i.png rel='shortcut icon'>` +
+				`<a href="a.html"><img src="i.png" srcset="j.png 2x"><iframe src="f.html"></iframe><p style="background:url(k.png)">`,
+			want: []string{"http://example.org/dir/i.png", "http://example.org/dir/f.html", "http://example.org/dir/s.css",
+				"http://example.org/dir/j.png", "http://example.org/dir/k.png"}},
+		{name: "css past max_depth", cfg: LinkConfig{MaxDepth: 2}, depth: 2 + RequisiteDepth - 1, ct: "text/css", body: css, want: []string{
+			"http://example.org/dir/base.css", "http://example.org/dir/print.css", "http://example.org/fonts/f.woff2",
+			"http://example.org/dir/f.ttf", "http://example.org/dir/img/bg.png"}},
+		{name: "css too far past max_depth", cfg: LinkConfig{MaxDepth: 2}, depth: 2 + RequisiteDepth, ct: "text/css", body: css},
+		{name: "html at max_depth, requisites off", cfg: LinkConfig{MaxDepth: 2, NoRequisites: true}, depth: 2, ct: "text/html",
+			body: `<link href="s.css" rel="stylesheet"><img src="i.png"><a href="a.html">`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,7 +73,7 @@ body { background-image: url( img/bg.png ); }
 			if err != nil {
 				t.Fatal(err)
 			}
-			items, err := l.Scrape(context.Background(), tracker.Item{Key: at}, page(at, tt.ct, tt.body))
+			items, err := l.Scrape(context.Background(), tracker.Item{Key: at, Depth: tt.depth}, page(at, tt.ct, tt.body))
 			if err != nil {
 				t.Fatal(err)
 			}
