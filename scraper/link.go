@@ -296,10 +296,8 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		scanCSS(resp.Body, visit)
 	case !links: // past max_depth: what the page needs to render, no more
 		if isHTML(resp.ContentType) {
-			scanAttrs(resp.Body, srcSyntax, visit)
 			scanLinkTags(resp.Body, visit)
-			scanSrcset(resp.Body, visit)
-			scanCSS(resp.Body, visit)
+			scanRequisites(resp.Body, true, visit)
 		}
 	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
@@ -309,7 +307,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		}
 	}
 	if links && l.requisites && isHTML(resp.ContentType) {
-		l.scanRequisites(resp.Body, visit)
+		scanRequisites(resp.Body, l.link != nil || !l.syntax.src, visit) // src unless the finder has them
 	}
 	if scopeErr != nil {
 		return nil, scopeErr

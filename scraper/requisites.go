@@ -164,11 +164,10 @@ func isCSSNameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }
 
-// scanRequisites finds an HTML page's requisites that its link finder
-// misses: src attributes (unless the finder has them), srcset candidates,
-// and CSS references.
-func (l *Link) scanRequisites(body []byte, visit func([]byte) bool) {
-	if l.link != nil || !l.syntax.src {
+// scanRequisites finds an HTML page's requisites that an href finder
+// misses: src attributes (with src), srcset candidates and CSS references.
+func scanRequisites(body []byte, src bool, visit func([]byte) bool) {
+	if src {
 		scanAttrs(body, srcSyntax, visit)
 	}
 	scanSrcset(body, visit)

@@ -56,7 +56,7 @@ body { background-image: url( img/bg.png ); }
 		{name: "html at max_depth: requisites only", cfg: LinkConfig{MaxDepth: 2}, depth: 2, ct: "text/html",
 			body: `<link rel="next" href="n.html"><LINK HREF="s.css" REL="Stylesheet"><link href=i.png rel='shortcut icon'>` +
 				`<a href="a.html"><img src="i.png" srcset="j.png 2x"><iframe src="f.html"></iframe><p style="background:url(k.png)">`,
-			want: []string{"http://example.org/dir/i.png", "http://example.org/dir/f.html", "http://example.org/dir/s.css",
+			want: []string{"http://example.org/dir/s.css", "http://example.org/dir/i.png", "http://example.org/dir/f.html",
 				"http://example.org/dir/j.png", "http://example.org/dir/k.png"}},
 		{name: "css past max_depth", cfg: LinkConfig{MaxDepth: 2}, depth: 2 + RequisiteDepth - 1, ct: "text/css", body: css, want: []string{
 			"http://example.org/dir/base.css", "http://example.org/dir/print.css", "http://example.org/fonts/f.woff2",
