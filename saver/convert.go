@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"html"
 	"net/url"
+	"os"
 	"path"
+	"path/filepath"
 	"strings"
 
 	xhtml "golang.org/x/net/html"
@@ -69,6 +71,18 @@ func (f *File) converted(p *Page, self string) []byte {
 		return c.css(p.Body)
 	}
 	return c.html(p.Body)
+}
+
+// selfPath is where a page meant for rel lands: rel/index.html when rel is
+// already a directory (see place), for the relative links of its body.
+func (f *File) selfPath(rel string) string {
+	if f.convert == nil {
+		return rel
+	}
+	if st, err := os.Lstat(filepath.Join(f.root, filepath.FromSlash(rel))); err == nil && st.IsDir() {
+		return rel + "/index.html"
+	}
+	return rel
 }
 
 // link returns what ref becomes, and false to leave it as it is.

@@ -244,18 +244,6 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 	return nil
 }
 
-// selfPath is where a page meant for rel lands: rel/index.html when rel is
-// already a directory (see place), for the relative links of its body.
-func (f *File) selfPath(rel string) string {
-	if f.convert == nil {
-		return rel
-	}
-	if st, err := os.Lstat(filepath.Join(f.root, filepath.FromSlash(rel))); err == nil && st.IsDir() {
-		return rel + "/index.html"
-	}
-	return rel
-}
-
 // place writes body to rel atomically and returns where it went: rel, or
 // rel/index.html when rel is a directory; and whether it replaced an
 // index.html file (the only names URLs share).
