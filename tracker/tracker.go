@@ -140,6 +140,32 @@ type Stats struct {
 	PausedAt time.Time `json:"paused_at,omitzero"`
 }
 
+// WorkerStats is what the tracker knows of one worker, kept by the calls
+// the worker already makes (O(1) per batch) and forgotten a few lease TTLs
+// after it was last seen (WorkerMemory).
+type WorkerStats struct {
+	Name      string    `json:"name"`
+	FirstSeen time.Time `json:"first_seen"`
+	LastSeen  time.Time `json:"last_seen"` // last checkout or heartbeat (Extend)
+	// AliveUntil is LastSeen plus the lease TTL the worker asked for: past
+	// it, the worker missed its heartbeat and is presumed dead (Dead).
+	AliveUntil time.Time `json:"alive_until"`
+	Leases     int64     `json:"leases"`    // leases held now
+	Checkouts  int64     `json:"checkouts"` // leases handed out so far
+	Done       int64     `json:"done"`
+	Failed     int64     `json:"failed"`  // failures reported (retried or not)
+	Expired    int64     `json:"expired"` // its leases taken back after they expired, or by requeue --worker
+}
+
+// Dead says the worker's heartbeat stopped: every lease it holds has then
+// passed its deadline too (a lease's deadline never exceeds AliveUntil).
+func (w WorkerStats) Dead(now time.Time) bool { return now.After(w.AliveUntil) }
+
+// WorkerMemory is how many lease TTLs a worker's record outlives its last
+// checkout or heartbeat: long enough for an operator to see it dead and
+// requeue its leases, short enough that the list stays the live fleet.
+const WorkerMemory = 10
+
 // Tracker is the worker side of the work-item contract: what the crawl
 // manager calls. Every method is safe for concurrent use. Batch methods apply
 // to the leases still held and skip the others: they return a *LostError
@@ -196,6 +222,9 @@ type Inspector interface {
 	// Resume lets checkout hand out leases again; by is for the caller's log.
 	// Resuming a crawl not paused is a no-op.
 	Resume(ctx context.Context, by string) error
+	// Workers lists the workers seen within WorkerMemory lease TTLs, the
+	// most recently seen first: O(workers), never a scan of the queue.
+	Workers(ctx context.Context) ([]WorkerStats, error)
 }
 
 // Engine is a complete tracker implementation: both sides of the contract.

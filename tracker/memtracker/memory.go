@@ -42,8 +42,9 @@ type Tracker struct {
 	byDue    leaseHeap
 	byWorker map[string]map[string]*memLease
 	delayed  delayHeap
-	failed   []tracker.FailedItem // oldest first
-	workers  map[string]time.Time
+	failed   []tracker.FailedItem   // oldest first
+	workers  map[string]time.Time   // worker → alive until (Stats.Workers)
+	wstats   map[string]*workerStat // Workers; not journaled
 	added    int64
 	done     int64
 	paused   pauseState // not journaled: a restarted one-process crawl runs
@@ -77,6 +78,7 @@ func newTracker(o tracker.Options) *Tracker {
 		leases:   map[string]*memLease{},
 		byWorker: map[string]map[string]*memLease{},
 		workers:  map[string]time.Time{},
+		wstats:   map[string]*workerStat{},
 	}
 }
 
@@ -221,7 +223,7 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) []trac
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
-	m.workers[worker] = now.Add(ttl)
+	w := m.seenWorker(worker, now, ttl)
 	k := int(min(int64(n), int64(m.pending.len())+m.rangeIDs)) // what can be leased
 	tokens := newTokens(k)
 	out := make([]tracker.Lease, 0, k)
@@ -243,6 +245,7 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) []trac
 		m.j.lease(q.key, q.attempts)
 		out = append(out, l.lease())
 	}
+	w.Checkouts += int64(len(out))
 	return out
 }
 
@@ -306,7 +309,7 @@ func (m *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 		}
 		ml.deadline = now.Add(ttl)
 		heap.Fix(&m.byDue, ml.index)
-		m.workers[ml.worker] = ml.deadline
+		m.seenWorker(ml.worker, now, ttl)
 		out = append(out, ml.lease())
 	}
 	return out, tracker.Lost(lost) // deadlines are not journaled: leases do not survive a restart
@@ -326,6 +329,7 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 				continue
 			}
 			m.drop(ml)
+			m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Done++ })
 			m.done++
 			m.j.done(ml.item.key)
 			m.addLocked(c.Discovered)
@@ -350,6 +354,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 				continue
 			}
 			m.drop(ml)
+			m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Failed++ })
 			if f.Final || int(ml.item.attempts) >= m.opts.MaxAttempts {
 				m.toFailed(ml.item, tracker.OneLine(f.Reason), now)
 				continue
@@ -403,6 +408,7 @@ func (m *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 // is dead): back to pending, or to failed once it has used every attempt.
 func (m *Tracker) revoke(ml *memLease, reason string, now time.Time) {
 	m.drop(ml)
+	m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Expired++ })
 	if int(ml.item.attempts) >= m.opts.MaxAttempts {
 		m.toFailed(ml.item, reason, now)
 		return
@@ -548,7 +554,7 @@ func (m *Tracker) Reset(ctx context.Context) error {
 func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
-	m.delayed, m.failed, m.workers = fresh.delayed, fresh.failed, fresh.workers
+	m.delayed, m.failed, m.workers, m.wstats = fresh.delayed, fresh.failed, fresh.workers, fresh.wstats
 	m.added, m.done, m.paused = fresh.added, fresh.done, fresh.paused
 }
 

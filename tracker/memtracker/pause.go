@@ -30,5 +30,5 @@ func (m *Tracker) pausedCheckoutLocked(worker string, ttl time.Duration) {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
-	m.workers[worker] = now.Add(ttl)
+	m.seenWorker(worker, now, ttl)
 }

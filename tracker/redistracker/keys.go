@@ -1,6 +1,10 @@
 package redistracker
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/distscrape/distscrape/tracker"
+)
 
 // Every Redis key of a crawl is built in this file and nowhere else (asynq
 // style). All of them start with "distscrape:{CRAWL}:" and so share one hash
@@ -36,6 +40,11 @@ import "strconv"
 //
 //	wl:<worker>  set     the lease tokens a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
+//	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
+//	                     seen (ms), out, done, failed, expired; it expires
+//	                     workerMemory lease TTLs after the last checkout or
+//	                     heartbeat (lib.lua: seen_worker), and the workers zset
+//	                     forgets the worker then too
 //	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
 //	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
@@ -66,10 +75,11 @@ import "strconv"
 // first base+64 = 76 bits of the hash: among n = 10^9 keys the odds that any
 // pair does are about n²/2^77 ≈ 6.6·10^-6; at 10^7 keys, 6.6·10^-10.
 const (
-	idShardBits  = 8144    // must equal SHARD_BITS in lua/lib.lua
-	hugeID       = 1 << 40 // IDs from here on are deduplicated by fingerprint
-	fpBaseLevel  = 12      // 2^12 buckets before the first split; a multiple of 4
-	fpBucketLoad = 160     // members per bucket before a split (< 512 / 2 with margin)
+	idShardBits  = 8144                 // must equal SHARD_BITS in lua/lib.lua
+	hugeID       = 1 << 40              // IDs from here on are deduplicated by fingerprint
+	fpBaseLevel  = 12                   // 2^12 buckets before the first split; a multiple of 4
+	fpBucketLoad = 160                  // members per bucket before a split (< 512 / 2 with margin)
+	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib.lua
 )
 
 // crawlKeys are the key names of one crawl.
@@ -118,6 +128,8 @@ func (k crawlKeys) forStats() []string {
 }
 
 func (k crawlKeys) paused() string { return k.prefix + "paused" }
+
+func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + worker }
 
 func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
 

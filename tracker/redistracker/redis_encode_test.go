@@ -14,6 +14,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagRun": strconv.Itoa(tagRun), "tagRange": strconv.Itoa(tagRange), "tagItem": strconv.Itoa(tagItem),
 		"tagHugeRange": strconv.Itoa(tagHugeRange), "tagMax": strconv.Itoa(tagMax),
 		"kindID": kindID, "kindFingerprint": kindFingerprint, "codeStateLost": codeStateLost,
+		"workerMemory": strconv.Itoa(workerMemory),
 	}
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {

@@ -103,6 +103,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"RangeOverlap", testRangeOverlap},
 		{"RangeHuge", testRangeHuge},
 		{"NumericLookalikes", testNumericLookalikes},
+		{"WorkerStats", testWorkerStats},
 		{"Pause", testPause},
 		{"PauseExpiry", testPauseExpiry},
 		{"Closed", testClosed},

@@ -129,8 +129,7 @@ if count > 0 then
   D.pending = D.pending - count
 end
 
-redis.call('ZADD', K_WORKERS, deadline, worker)
--- Forget workers silent for a week: the set stays bounded by the fleet.
-redis.call('ZREMRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - 604800000))
+seen_worker(worker, tonumber(ARGV[7]))
+if count > 0 then worker_count(worker, 'out', count) end
 flush()
 return out

@@ -25,6 +25,7 @@ while i <= #ARGV do
   local l = held(token, key)
   if l then
     drop_lease(token, l.worker)
+    worker_count(l.worker, 'done', 1)
     D.done = D.done + 1
     for j = i, i + (m - 1) * 4, 4 do
       add_item(ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3])

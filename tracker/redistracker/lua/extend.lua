@@ -1,8 +1,9 @@
 -- extend.lua: push the deadline of held leases to now + ttl.
--- KEYS: 2 leases, 3 lease, 4 workers.
+-- KEYS: 2 leases, 3 lease, 4 workers; the derived w:<worker> of the
+--   leases' workers (their records, lib.lua's seen_worker).
 -- ARGV: lib.lua's 1-5; 6 ttl (ms); then pairs (token, key).
 -- Returns one flag per pair: 1 extended, 0 lost.
--- Cost: O(leases).
+-- Cost: O(leases + their workers × log(workers)).
 local deadline = itoa(NOW + tonumber(ARGV[6]))
 local res, zargs, workers = {}, {}, {}
 prefetch(7, 2)
@@ -20,5 +21,5 @@ end
 for c = 1, #zargs, 1000 do
   redis.call('ZADD', K_LEASES, 'XX', unpack(zargs, c, math.min(c + 999, #zargs)))
 end
-for w in pairs(workers) do redis.call('ZADD', K_WORKERS, deadline, w) end
+for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6])) end
 return res

@@ -12,6 +12,7 @@ for i = 6, #ARGV, 5 do
   local l = held(token, key)
   if l then
     drop_lease(token, l.worker)
+    worker_count(l.worker, 'failed', 1)
     if ARGV[i + 2] == '1' or l.attempts >= MAX_ATTEMPTS then
       to_failed(key, l.depth, l.attempts, ARGV[i + 4])
     else

@@ -381,6 +381,48 @@ local function add_item(kind, a, b, e)
   return 1
 end
 
+-- ---- per-worker statistics (keys.go: w:<worker>) ----
+
+-- A worker's record lives this many lease TTLs after it was last seen.
+local WORKER_MEMORY = 10 -- Go: workerMemory
+-- Counters of this call per worker, written once each at flush.
+local WSTAT = {}
+
+local function worker_count(worker, field, n)
+  local w = WSTAT[worker]
+  if not w then
+    w = {}
+    WSTAT[worker] = w
+  end
+  w[field] = (w[field] or 0) + n
+end
+
+-- flush_workers adds the counters to records that still exist: a record
+-- gone (expired) is not brought back without its expiry.
+local function flush_workers()
+  for worker, fields in pairs(WSTAT) do
+    local k = PREFIX .. 'w:' .. worker
+    if redis.call('EXISTS', k) == 1 then
+      for f, n in pairs(fields) do redis.call('HINCRBY', k, f, n) end
+    end
+  end
+  WSTAT = {}
+end
+
+-- seen_worker records a checkout or heartbeat of worker with lease ttl (ms):
+-- its record and its place in the workers zset (score: alive until). Workers
+-- silent past their record's life leave the zset, a few per call.
+-- Cost: O(log(workers)).
+local function seen_worker(worker, ttl)
+  local k = PREFIX .. 'w:' .. worker
+  redis.call('HSETNX', k, 'first', ARGV[2])
+  redis.call('HSET', k, 'seen', ARGV[2])
+  redis.call('PEXPIRE', k, itoa(ttl * WORKER_MEMORY))
+  redis.call('ZADD', K_WORKERS, itoa(NOW + ttl), worker)
+  local old = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - ttl * (WORKER_MEMORY - 1)), 'LIMIT', 0, 8)
+  if #old > 0 then redis.call('ZREM', K_WORKERS, unpack(old)) end
+end
+
 -- requeue_token puts an expired (or dead worker's) lease back in pending, or
 -- in failed once it has used every attempt.
 local function requeue_token(token)
@@ -391,6 +433,7 @@ local function requeue_token(token)
   end
   local key, depth, attempts, worker = parse_record(rec)
   drop_lease(token, worker)
+  worker_count(worker, 'expired', 1)
   if attempts >= MAX_ATTEMPTS then
     to_failed(key, depth, attempts, 'lease expired')
   else
@@ -424,6 +467,7 @@ end
 local function flush()
   flush_drops()
   flush_push()
+  flush_workers()
   for _, f in ipairs(STAT_FIELDS) do
     if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
   end
