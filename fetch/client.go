@@ -159,6 +159,13 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	case <-ctx.Done():
 		return nil, nil, classify(ctx, u.Redacted(), ctx.Err())
 	}
+	// Taken last, right before the request, so a permit is held for at most
+	// one Timeout (its ttl counts on it).
+	unpermit, err := c.fleetPermit(ctx, u)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unpermit()
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()

@@ -39,6 +39,10 @@ type Config struct {
 	// across every worker sharing it: requests to a host are booked there
 	// before they are sent. Nil: the limits are this client's own.
 	Fleet FleetLimiter
+	// Permits, when set, makes PerHostConcurrency hold across every worker
+	// sharing it, besides this client's own per-host bound. Nil: the bound
+	// is this client's own.
+	Permits FleetPermits
 	// KeepWireBody keeps the body as transmitted beside the decoded one
 	// (Response.WireBody) when the server sent a Content-Encoding: an
 	// archive (WARC) stores the transmitted bytes. It costs the encoded

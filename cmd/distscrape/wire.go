@@ -116,12 +116,14 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 }
 
 // openFetcher builds the HTTP client. On a shared tracker that can book
-// requests (Redis), the per-host rate holds across the whole fleet.
+// requests and hold permits (Redis), the per-host rate and concurrency hold
+// across the whole fleet.
 func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Engine, log *slog.Logger) (*fetch.Client, error) {
 	f := cfg.Fetch
 	robots := f.Robots == nil || *f.Robots
 	fleet, _ := tr.(fetch.FleetLimiter)
-	return fetch.New(fetch.Config{Fleet: fleet,
+	permits, _ := tr.(fetch.FleetPermits)
+	return fetch.New(fetch.Config{Fleet: fleet, Permits: permits,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,

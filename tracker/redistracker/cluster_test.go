@@ -83,7 +83,7 @@ func TestClusterOneSlot(t *testing.T) {
 					t.Errorf("key %s is in slot %d, the crawl's is %d", k, got, want)
 				}
 			}
-			for _, derived := range []string{":fp:", ":id:", ":rate:"} {
+			for _, derived := range []string{":fp:", ":id:", ":rate:", ":conc:"} {
 				if !strings.Contains(strings.Join(keys, " "), derived) {
 					t.Errorf("no %s key among %v: the test no longer covers that derived key", derived, keys)
 				}
@@ -138,6 +138,11 @@ func exerciseEveryScript(ctx context.Context, t *testing.T, tr *Tracker) {
 	must("Failed", err)
 	_, _, err = tr.ReserveHost(ctx, "a.example", time.Second, time.Minute)
 	must("ReserveHost", err)
+	release, _, _, err := tr.AcquireHost(ctx, "a.example", 2, time.Minute)
+	must("AcquireHost", err)
+	release()
+	_, _, _, err = tr.AcquireHost(ctx, "a.example", 2, time.Minute) // left held
+	must("AcquireHost", err)
 }
 
 // TestClusterRefusals: a cluster with one evicting master is refused (every

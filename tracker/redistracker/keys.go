@@ -49,6 +49,8 @@ import (
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
 //	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
 //	                     passed through KEYS)
+//	conc:<host>  zset    the host's fleet-wide permits, permit id → expiry µs
+//	                     (lua/hostpermit.lua; passed through KEYS)
 //
 // # Dedup and memory
 //
@@ -142,6 +144,8 @@ func (k crawlKeys) fpBucket(b uint64) string {
 }
 
 func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
+
+func (k crawlKeys) hostPermits(host string) string { return k.prefix + "conc:" + host }
 
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.

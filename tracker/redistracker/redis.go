@@ -231,6 +231,9 @@ var luaFS embed.FS
 // one loaded the same way by loadScripts.
 type scripts struct {
 	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *redis.Script
+
+	// The fleet-wide per-host permits (fetch.FleetPermits).
+	hostPermit, hostUnpermit *redis.Script
 }
 
 func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) {
@@ -243,6 +246,7 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) 
 		"add": &s.add, "addrange": &s.addRange, "checkout": &s.checkout, "extend": &s.extend,
 		"complete": &s.complete, "fail": &s.fail, "release": &s.release, "requeue": &s.requeue,
 		"stats": &s.stats, "failed": &s.failed, "hostrate": &s.hostRate,
+		"hostpermit": &s.hostPermit, "hostunpermit": &s.hostUnpermit,
 	} {
 		body, err := luaFS.ReadFile("lua/" + name + ".lua")
 		if err != nil {

@@ -1,0 +1,55 @@
+package fetch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/tracker/redistracker"
+)
+
+var _ FleetPermits = (*redistracker.Tracker)(nil)
+
+// Three workers, each allowed 2 requests in flight to a host, together
+// keep 2 in flight when they share the Redis tracker's permits, not 6.
+func TestFleetPermitsHoldAcrossWorkers(t *testing.T) {
+	tr := fleetTracker(t)
+	var s stamps
+	srv := newServer(t, s.handler(2))
+	var wg sync.WaitGroup
+	for range 3 {
+		c := newClient(t, Config{Concurrency: 8, PerHostConcurrency: 2, Permits: tr})
+		wg.Add(1)
+		go func() { defer wg.Done(); fetchAll(t, c, repeat(srv.URL+"/p", 8)) }()
+	}
+	wg.Wait()
+	if s.maxIn != 2 || len(s.at) != 24 {
+		t.Fatalf("%d requests, at most %d in flight at once; want 24, at most 2 (the fleet's bound, reached)", len(s.at), s.maxIn)
+	}
+}
+
+// A host whose permits are all held elsewhere (a killed worker's, until
+// they expire) is not waited on past a request timeout: the item is
+// retried later, and nothing is sent meanwhile.
+func TestFleetPermitsAllHeldIsRetryable(t *testing.T) {
+	tr := fleetTracker(t)
+	var s stamps
+	srv := newServer(t, s.handler(0))
+	host := srv.Listener.Addr().String()
+	for range 2 { // another worker holds both permits for an hour
+		if _, ok, _, err := tr.AcquireHost(context.Background(), host, 2, time.Hour); err != nil || !ok {
+			t.Fatalf("AcquireHost: ok %v, %v", ok, err)
+		}
+	}
+	c := newClient(t, Config{PerHostConcurrency: 2, Timeout: 300 * time.Millisecond, Permits: tr})
+	_, err := get(t, c, srv.URL+"/p")
+	o := outcome(t, err)
+	if o.Final() || o.RetryAfter() < 50*time.Minute || !errors.Is(err, ErrFleetConcurrency) {
+		t.Fatalf("got %v (final %v, retry after %v); want a retryable fleet-concurrency error after ~1h", err, o.Final(), o.RetryAfter())
+	}
+	if len(s.at) != 0 {
+		t.Fatalf("the server saw %d requests; none may be sent without a permit", len(s.at))
+	}
+}

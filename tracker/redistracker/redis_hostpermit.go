@@ -1,0 +1,57 @@
+package redistracker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync/atomic"
+	"time"
+)
+
+// permitIDs numbers the permits of this process; with the process's random
+// prefix a permit id is unique in the fleet.
+var (
+	permitPrefix = newCrawlID()
+	permitSeq    atomic.Uint64
+)
+
+// releaseTimeout bounds giving a permit back: it runs after the request,
+// whatever its context, and a permit that cannot be given back expires.
+const releaseTimeout = 5 * time.Second
+
+// AcquireHost takes one of host's limit permits for every worker of the
+// crawl (DESIGN.md: politeness is per fleet, not per process), held until
+// release or for at most ttl: a killed worker's permits come back after ttl.
+// When all limit permits are held, ok is false and wait is how long until
+// the soonest of them expires (a release may come sooner). The fetcher
+// uses it through fetch.FleetPermits.
+func (r *Tracker) AcquireHost(ctx context.Context, host string, limit int, ttl time.Duration) (release func(), ok bool, wait time.Duration, err error) {
+	if limit < 1 || ttl <= 0 {
+		return nil, false, 0, fmt.Errorf("tracker: redis host permit: limit %d, ttl %v: want both > 0", limit, ttl)
+	}
+	key := r.keys.hostPermits(host)
+	id := permitPrefix + "." + strconv.FormatUint(permitSeq.Add(1), 10)
+	res, err := r.run(ctx, "host permit", r.scripts.hostPermit, []string{key}, id, limit, max(ttl.Microseconds(), 1))
+	if err != nil {
+		return nil, false, 0, err
+	}
+	v, _ := res.([]any)
+	if len(v) != 2 {
+		return nil, false, 0, fmt.Errorf("tracker: redis host permit: unexpected reply %v", res)
+	}
+	got, ok1 := v[0].(int64)
+	w, ok2 := v[1].(int64)
+	if !ok1 || !ok2 {
+		return nil, false, 0, fmt.Errorf("tracker: redis host permit: unexpected reply %v", res)
+	}
+	if got != 1 {
+		return nil, false, time.Duration(w) * time.Microsecond, nil
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer cancel()
+		if _, err := r.run(ctx, "host unpermit", r.scripts.hostUnpermit, []string{key}, id); err != nil {
+			r.log.Warn("tracker: a host permit was not given back; it expires on its own", "host", host, "ttl", ttl, "err", err)
+		}
+	}, true, 0, nil
+}
