@@ -61,6 +61,8 @@ func atoi(s string) (int, bool) {
 
 // ServeHTTP serves the rendered site and logs the request.
 func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.flight.enter(r.Host)
+	defer s.flight.leave(r.Host)
 	if d := time.Duration(s.latency.Load()); d > 0 {
 		t := time.NewTimer(d)
 		select {
@@ -262,6 +264,7 @@ func (s *Site) ResetLog() {
 	l.mu.Lock()
 	l.other = map[string]int64{}
 	l.mu.Unlock()
+	s.flight.reset()
 }
 
 // SetLatency changes the latency added to every request from now on.

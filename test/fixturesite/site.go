@@ -79,7 +79,8 @@ type Site struct {
 	closed bool
 	stop   chan struct{} // closed by Close: ends a pending resume
 
-	log requestLog
+	log    requestLog
+	flight inFlight
 }
 
 // content is everything the site serves, rendered for one base URL.
