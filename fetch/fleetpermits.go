@@ -26,8 +26,9 @@ var ErrFleetConcurrency = errors.New("fetch: fleet per-host concurrency")
 // permitMargin is added to the request timeout to make a permit's ttl: a
 // request holds its permit for at most one Timeout (dial to last body
 // byte), so a live worker's permit never expires under it, and a killed
-// worker's come back after Timeout + permitMargin.
-const permitMargin = 10 * time.Second
+// worker's come back after Timeout + permitMargin (5s: the release and the
+// scheduling of a loaded worker, with room to spare).
+const permitMargin = 5 * time.Second
 
 // Polling bounds while every permit of a host is held: a release is not
 // announced, so a waiter polls, from often to seldom (and no later than the

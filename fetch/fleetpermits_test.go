@@ -53,3 +53,58 @@ func TestFleetPermitsAllHeldIsRetryable(t *testing.T) {
 		t.Fatalf("the server saw %d requests; none may be sent without a permit", len(s.at))
 	}
 }
+
+// When the fleet's own limits (permits all held, or the rate's next slot
+// too far) keep robots.txt from being fetched, the host is not "robots
+// unavailable" for RobotsRetry: the item is retried after the fleet's
+// wait, and robots.txt is asked for again once the fleet allows.
+func TestFleetLimitsDoNotMakeRobotsUnavailable(t *testing.T) {
+	cases := []struct {
+		name    string
+		sentry  error
+		block   func(t *testing.T, tr *redistracker.Tracker, host string) (unblock func())
+		perHost float64
+	}{
+		{"permits all held", ErrFleetConcurrency, func(t *testing.T, tr *redistracker.Tracker, host string) func() {
+			var rels []func()
+			for range 2 {
+				rel, ok, _, err := tr.AcquireHost(context.Background(), host, 2, time.Hour)
+				if err != nil || !ok {
+					t.Fatalf("AcquireHost: ok %v, %v", ok, err)
+				}
+				rels = append(rels, rel)
+			}
+			return func() {
+				for _, rel := range rels {
+					rel()
+				}
+			}
+		}, 0},
+		{"rate slot an hour away", ErrFleetRate, func(t *testing.T, tr *redistracker.Tracker, host string) func() {
+			if _, _, err := tr.ReserveHost(context.Background(), host, time.Hour, time.Hour); err != nil {
+				t.Fatal(err)
+			}
+			return func() { tr.Reset(context.Background()) } // forgets the booking
+		}, 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := fleetTracker(t)
+			var s stamps
+			srv := newServer(t, s.handler(0))
+			unblock := tc.block(t, tr, srv.Listener.Addr().String())
+			cfg := DefaultConfig()
+			cfg.PerHostConcurrency, cfg.PerHostRate, cfg.Timeout = 2, tc.perHost, 300*time.Millisecond
+			cfg.Permits, cfg.Fleet = tr, tr
+			c := newClient(t, cfg)
+			_, err := get(t, c, srv.URL+"/p")
+			if o := outcome(t, err); o.Final() || o.RetryAfter() < 50*time.Minute || !errors.Is(err, tc.sentry) {
+				t.Fatalf("got %v (final %v, retry after %v); want retryable %v after ~1h", err, o.Final(), o.RetryAfter(), tc.sentry)
+			}
+			unblock()
+			if _, err := get(t, c, srv.URL+"/p"); err != nil {
+				t.Fatalf("once the fleet allows: %v (robots.txt must be asked for again, not held unavailable)", err)
+			}
+		})
+	}
+}

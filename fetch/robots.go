@@ -54,7 +54,7 @@ func (rc *robotsCache) check(ctx context.Context, u *url.URL) (time.Duration, er
 		return 0, err
 	}
 	if e.unavail != nil {
-		after := max(time.Until(e.expires), time.Second)
+		after := max(time.Until(e.expires), e.unavail.after, time.Second)
 		return 0, &Error{reason: e.unavail.reason, after: after, URL: u.Redacted(), Err: e.unavail.Err}
 	}
 	if e.all || e.group == nil {
@@ -141,6 +141,11 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 		log.Debug("robots.txt loaded", "url", req.URL.Redacted(), "crawl_delay", e.group.CrawlDelay)
 	case errors.As(err, &fe) && fe.Status >= 400 && fe.Status < 500 && fe.Status != http.StatusTooManyRequests:
 		e.all = true
+	case errors.As(err, &fe) && (errors.Is(err, ErrFleetConcurrency) || errors.Is(err, ErrFleetRate)):
+		// Our own fleet's limits said "later", not the host: retry the
+		// item after their wait, and ask again then.
+		e.expires = time.Now()
+		e.unavail = fe
 	default:
 		if ctx.Err() != nil {
 			// Our caller gave up; do not hold that against the host.
