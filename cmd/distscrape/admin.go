@@ -62,6 +62,7 @@ func statusCommand() *cli.Command {
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "refresh until interrupted"},
+			&cli.BoolFlag{Name: "workers", Usage: "add a row per worker: last seen, leases, done, failed; dead when silent past its lease TTL"},
 			&cli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "refresh interval with --watch"},
 		},
 		Action: func(c *cli.Context) error {
@@ -80,9 +81,18 @@ func statusCommand() *cli.Command {
 					// state vanished before anyone looked: say both.
 					fmt.Fprintln(os.Stderr, "status: the tracker holds no item of this crawl: it was not seeded yet, or its state is gone (a Redis restarted without persistence, a deleted state file)")
 				}
-				return printStatus(os.Stdout, st, nil, c.Bool("json"))
+				if c.Bool("json") {
+					return printStatusJSON(c.Context, os.Stdout, tr, st)
+				}
+				if err := printStatus(os.Stdout, st, nil, false); err != nil {
+					return err
+				}
+				if c.Bool("workers") {
+					return printWorkers(c.Context, os.Stdout, tr, time.Now())
+				}
+				return nil
 			}
-			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"))
+			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"), c.Bool("workers"))
 		},
 	}
 }
@@ -90,7 +100,7 @@ func statusCommand() *cli.Command {
 // watchStatus refreshes in place on a terminal, one block per refresh
 // otherwise, each stamped with the time; it ends with a "crawl done" line
 // once nothing is pending, leased or delayed.
-func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON bool) error {
+func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON, workers bool) error {
 	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
 	var w rateWindow
 	t := time.NewTicker(every)
@@ -121,6 +131,11 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 				}
 				if err := printStatus(os.Stdout, st, shown, false); err != nil {
 					return err
+				}
+				if workers {
+					if err := printWorkers(ctx, os.Stdout, tr, now); err != nil {
+						return err
+					}
 				}
 			}
 			if done {

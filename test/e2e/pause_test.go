@@ -1,11 +1,14 @@
 package e2e
 
 import (
+	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/distscrape/distscrape/test/testbin"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // A fleet paused mid-crawl: the worker finishes its leases and then starts
@@ -30,6 +33,19 @@ func TestPauseResumeFleet(t *testing.T) {
 	}
 	if r := cmd.Run(t, time.Minute, "status", "-c", cfg); r.Code != 0 || !strings.Contains(r.Stdout, "PAUSED since") || !strings.Contains(r.Stdout, st.PausedBy) {
 		t.Fatalf("status while paused: %s", r)
+	}
+	// The worker is listed, alive (it still asks, and is refused), with
+	// what it did so far, in text and JSON.
+	if r := cmd.Run(t, time.Minute, "status", "-c", cfg, "--workers"); r.Code != 0 || !regexp.MustCompile(`(?m)^w1 +alive +`).MatchString(r.Stdout) {
+		t.Fatalf("status --workers while paused: %s", r)
+	}
+	r = cmd.Run(t, time.Minute, "status", "-c", cfg, "--json")
+	var rec struct {
+		WorkerStats []tracker.WorkerStats `json:"worker_stats"`
+	}
+	if err := json.Unmarshal([]byte(r.Stdout), &rec); r.Code != 0 || err != nil || len(rec.WorkerStats) != 1 ||
+		rec.WorkerStats[0].Name != "w1" || rec.WorkerStats[0].Done < 20 || rec.WorkerStats[0].Leases != 0 {
+		t.Fatalf("status --json while paused (%v): %s", err, r)
 	}
 	if w.Exited() {
 		t.Fatalf("the worker exited while paused with %d pending: %s", st.Pending, w.Stderr())
