@@ -58,9 +58,10 @@ bench: deps build
 bench-saver: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/
 
-## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes)
+## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes;
+## ARGS="-only lifecycle" runs one figure)
 bench-tracker: redis-server
-	$(GO) run ./internal/cmd/bench-tracker
+	$(GO) run ./internal/cmd/bench-tracker $(ARGS)
 
 ## fuzz: every fuzz target of the module (each func Fuzz...) for FUZZTIME each;
 ## internal/cmd/fuzz tells a real finding from Go 1.26's fuzz-deadline race

@@ -30,6 +30,7 @@ import (
 func main() {
 	scale := flag.Int("scale", 10_000_000, "items of the large figures (the issue's goals are at 10^7)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this program here")
+	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue or lifecycle (seconds instead of minutes)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -42,7 +43,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(context.Background(), *scale); err != nil {
+	if err := run(context.Background(), *scale, *only); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench-tracker:", err)
 		os.Exit(1)
@@ -65,7 +66,7 @@ type bench struct {
 	url string
 }
 
-func run(ctx context.Context, scale int) error {
+func run(ctx context.Context, scale int, only string) error {
 	dir, err := os.MkdirTemp("", "bench-tracker-")
 	if err != nil {
 		return err
@@ -90,17 +91,31 @@ func run(ctx context.Context, scale int) error {
 	v, _ := b.c.Info(ctx, "server").Result()
 	fmt.Printf("# redis %s, scale %d; memory figures are INFO used_memory deltas\n", field(v, "redis_version"), scale)
 	start := time.Now()
-	for _, step := range []func(int) error{b.rangeSeed, b.idDedup, b.urlDedupAndCheckout, b.urlPending, b.requeueFlatness, b.lifecycle} {
-		if err := step(scale); err != nil {
+	steps := []struct {
+		name string
+		run  func(int) error
+	}{
+		{"rangeseed", b.rangeSeed}, {"iddedup", b.idDedup}, {"urldedup", b.urlDedupAndCheckout},
+		{"urlpending", b.urlPending}, {"requeue", b.requeueFlatness}, {"lifecycle", b.lifecycle},
+	}
+	ran := false
+	for _, step := range steps {
+		if only != "" && step.name != only {
+			continue
+		}
+		ran = true
+		if err := step.run(scale); err != nil {
 			return err
 		}
+	}
+	if !ran {
+		return fmt.Errorf("-only %q: no such figure", only)
 	}
 	// The wall time depends on what else the machine runs: show the CPU
 	// the run itself needed.
 	var ru syscall.Rusage
 	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	cpu, _ := b.c.Info(ctx, "cpu").Result()
-	srvCPU := parseFloat(field(cpu, "used_cpu_user")) + parseFloat(field(cpu, "used_cpu_sys"))
+	srvCPU, _ := b.serverCPU()
 	self := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	load, _ := os.ReadFile("/proc/loadavg")
 	fmt.Printf("# total %.0fs wall; CPU: redis-server %.0fs, this program %.0fs; load average %s\n",
@@ -456,49 +471,3 @@ func (b *bench) requeueFlatness(int) error {
 }
 
 // lifecycle: 8 workers, each add 64 new → checkout 64 → complete, for 10s.
-func (b *bench) lifecycle(int) error {
-	const workers, batch, budget = 8, 64, 10 * time.Second
-	tr, err := b.open("life", nil)
-	if err != nil {
-		return err
-	}
-	defer tr.Close()
-	var (
-		total atomic.Int64
-		wg    sync.WaitGroup
-		errs  = make(chan error, workers)
-	)
-	start := time.Now()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := "w" + strconv.Itoa(w)
-			items := make([]tracker.Item, batch)
-			for round := 0; time.Since(start) < budget && round < 1_000_000; round++ {
-				for i := range items {
-					items[i] = tracker.Item{Key: url(name, round*batch+i)}
-				}
-				if _, err := tr.Add(b.ctx, items); err != nil {
-					errs <- err
-					return
-				}
-				got, err := b.checkoutComplete(tr, name, batch, time.Minute)
-				if err != nil {
-					errs <- err
-					return
-				}
-				total.Add(int64(got))
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		return err
-	}
-	el := time.Since(start)
-	fmt.Printf("# lifecycle: %d items through add+checkout+complete in %.1fs\n", total.Load(), el.Seconds())
-	fmt.Printf("lifecycle_items_per_s: %.0f\n", float64(total.Load())/el.Seconds())
-	return tr.Reset(b.ctx)
-}
