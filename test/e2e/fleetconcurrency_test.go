@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -37,7 +36,7 @@ func TestFleetPerHostConcurrency(t *testing.T) {
 			if r := cmd.Run(t, time.Minute, "seed", "-c", cfg); r.Code != 0 {
 				t.Fatalf("seed: %s", r)
 			}
-			host := hostOf(t, site.URL())
+			host := site.Host()
 			workers := 4
 			if kill {
 				killHoldingPermits(t, site, cmd, cfg, rs, host)
@@ -96,13 +95,4 @@ func killHoldingPermits(t *testing.T, site *fixturesite.Site, cmd testbin.Cmd, c
 		r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--worker", "victim")
 		return r.Code == 0 && status(t, cmd, cfg).Leased == 0
 	})
-}
-
-func hostOf(t *testing.T, raw string) string {
-	t.Helper()
-	u, err := url.Parse(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
 }

@@ -1,6 +1,9 @@
 package fixturesite
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // inFlight counts the requests the site is serving per Host header and the
 // most it ever served at once: the proof that a per-host concurrency limit
@@ -24,6 +27,13 @@ func (f *inFlight) leave(host string) {
 	f.mu.Lock()
 	f.cur[host]--
 	f.mu.Unlock()
+}
+
+// Host is the site's host:port, the Host header its clients send (and the
+// key of MaxInFlight).
+func (s *Site) Host() string {
+	_, host, _ := strings.Cut(s.URL(), "://")
+	return host
 }
 
 // MaxInFlight is the most requests for host (the Host header, host:port as

@@ -3,12 +3,12 @@ package fixturesite_test
 import (
 	"context"
 	"net/http"
-	"net/url"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/distscrape/distscrape/test/fixturesite"
+	"github.com/distscrape/distscrape/test/testbin"
 )
 
 // TestMaxInFlight: the site reports the most requests it served at once per
@@ -16,7 +16,7 @@ import (
 func TestMaxInFlight(t *testing.T) {
 	t.Parallel()
 	s, base := start(t, fixturesite.Options{Pages: 5})
-	host := mustHost(t, base)
+	host := s.Host()
 	s.SetLatency(time.Hour) // every request stays in flight until cancelled
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -34,35 +34,16 @@ func TestMaxInFlight(t *testing.T) {
 	}
 	wg.Add(1)
 	go send("other.example")
-	waitFor(t, func() bool { return s.MaxInFlight(host) == 5 && s.MaxInFlight("other.example") == 1 })
+	testbin.WaitFor(t, 10*time.Second, "6 requests in flight", func() bool {
+		return s.MaxInFlight(host) == 5 && s.MaxInFlight("other.example") == 1
+	})
 	cancel()
 	wg.Wait()
 	s.SetLatency(0)
 	// The handler returns just after the client gives up: wait for it.
-	waitFor(t, func() bool { s.ResetLog(); return s.MaxInFlight(host) == 0 })
+	testbin.WaitFor(t, 10*time.Second, "the handlers to return", func() bool { s.ResetLog(); return s.MaxInFlight(host) == 0 })
 	get(t, base+"/")
 	if n := s.MaxInFlight(host); n != 1 {
 		t.Fatalf("after ResetLog and one request: max in flight %d, want 1", n)
-	}
-}
-
-func mustHost(t *testing.T, base string) string {
-	t.Helper()
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return u.Host
-}
-
-// waitFor polls cond (bounded: 10 s).
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(5 * time.Millisecond)
 	}
 }
