@@ -97,6 +97,7 @@ func (c *Client) Fetch(ctx context.Context, req *http.Request) (*Response, error
 
 func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Response, error) {
 	start := time.Now()
+	var waited time.Duration
 	req = req.Clone(ctx)
 	c.setHeaders(req)
 	for hop := 0; ; hop++ {
@@ -125,12 +126,12 @@ func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Respons
 			}
 			delay = d
 		}
-		resp, next, err := c.hop(ctx, req, delay, o)
+		resp, next, err := c.hop(ctx, req, delay, o, &waited)
 		if err != nil {
 			return nil, err
 		}
 		if resp != nil {
-			resp.Elapsed = time.Since(start)
+			resp.Elapsed, resp.Waited = time.Since(start), waited
 			return resp, nil
 		}
 		if hop >= o.maxRedirects {
@@ -142,9 +143,11 @@ func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Respons
 }
 
 // hop performs one request under the concurrency and rate limits. It
-// returns the page, or the request of the next hop for a redirect.
-func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Duration, o options) (*Response, *http.Request, error) {
+// returns the page, or the request of the next hop for a redirect, and
+// adds the time it waited for those limits to *waited.
+func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Duration, o options, waited *time.Duration) (*Response, *http.Request, error) {
 	u := req.URL
+	waitStart := time.Now()
 	release, err := c.hosts.acquire(ctx, u.Host, crawlDelay)
 	if err != nil {
 		return nil, nil, classify(ctx, u.Redacted(), err)
@@ -166,6 +169,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		return nil, nil, err
 	}
 	defer unpermit()
+	*waited += time.Since(waitStart)
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()

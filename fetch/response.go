@@ -31,6 +31,10 @@ type Response struct {
 	Body        []byte // decoded (decompressed) body
 	FetchedAt   time.Time
 	Elapsed     time.Duration // from Fetch to the last body byte, redirects and waits included
+	// Waited is the part of Elapsed spent waiting for politeness: a free
+	// slot of the host and of the client, its rate and crawl-delay, the
+	// fleet's share of the host. Elapsed-Waited is the fetch itself.
+	Waited time.Duration
 
 	// What an archive (WARC) records of the exchange, for the last hop.
 	// Request is the request as sent (URL, method, headers we set; the
