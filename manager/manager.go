@@ -38,9 +38,16 @@ type Fetcher interface {
 
 // Observer receives one call per fetched item, for metrics.
 type Observer interface {
-	// ObserveFetch reports the outcome ("ok", "retry", "final"), the body
-	// size and the latency of one item.
-	ObserveFetch(outcome string, bytes int, elapsed time.Duration)
+	ObserveFetch(Observation)
+}
+
+// Observation is what an Observer hears of one item.
+type Observation struct {
+	Outcome string        // "ok", "retry" or "final"
+	Status  int           // the HTTP status; 0 when no response came
+	Bytes   int           // body bytes
+	Fetch   time.Duration // the fetch alone, politeness waits excluded; 0 without a response
+	Wait    time.Duration // the politeness wait before it (fetch.Response.Waited)
 }
 
 // Config tunes a Manager. Zero values mean the defaults noted.
@@ -366,7 +373,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 			return
 		}
 		j.err = err
-		m.observe(err, 0, 0)
+		m.observe(err, nil)
 		return
 	}
 	m.fetched.Add(1)
@@ -374,7 +381,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 	found, err := m.sc.Scrape(ctx, item, resp)
 	if err != nil {
 		j.err = err
-		m.observe(err, len(resp.Body), resp.Elapsed)
+		m.observe(err, resp)
 		return
 	}
 	page := pageOf(item.Key, resp)
@@ -383,18 +390,28 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		// The page is fine, the store is not (disk full, S3 down): the
 		// operator must hear of it, not only the dead-letter list.
 		m.log.Warn("save failed; the item will be retried", "item", item.Key, "err", err)
-		m.observe(j.err, len(resp.Body), resp.Elapsed)
+		m.observe(j.err, resp)
 		return
 	}
 	j.discovered = found
 	m.discovered.Add(int64(len(found)))
-	m.observe(nil, len(resp.Body), resp.Elapsed)
+	m.observe(nil, resp)
 }
 
-func (m *Manager) observe(err error, n int, d time.Duration) {
-	if m.cfg.Observer != nil {
-		m.cfg.Observer.ObserveFetch(outcomeLabel(err), n, d)
+// observe reports an item to the Observer; resp is nil when the fetch failed.
+func (m *Manager) observe(err error, resp *fetch.Response) {
+	if m.cfg.Observer == nil {
+		return
 	}
+	o := Observation{Outcome: outcomeLabel(err)}
+	var fe *fetch.Error
+	switch {
+	case resp != nil:
+		o.Status, o.Bytes, o.Fetch, o.Wait = resp.Status, len(resp.Body), resp.Elapsed-resp.Waited, resp.Waited
+	case errors.As(err, &fe):
+		o.Status = fe.Status
+	}
+	m.cfg.Observer.ObserveFetch(o)
 }
 
 // pageOf is what the saver gets of a response: the body and the exchange

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 	"time"
@@ -46,6 +48,8 @@ Example:
 		Flags: []cli.Flag{configFlag,
 			idFlag,
 			&cli.BoolFlag{Name: "exit-when-done", Value: true, Usage: "exit once the crawl is done (false: keep polling for new work)"},
+			&cli.BoolFlag{Name: "crawl-metrics", EnvVars: []string{"DISTSCRAPE_CRAWL_METRICS"},
+				Usage: "also export the crawl-wide gauges (items by state, workers, paused) on metrics.addr: turn it on for one process of a fleet, or sum() counts them once per worker"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
 		},
 		Action: func(c *cli.Context) error { return runWorker(c, false) },
@@ -54,6 +58,18 @@ Example:
 
 var idFlag = &cli.StringFlag{Name: "id", EnvVars: []string{"DISTSCRAPE_ID"},
 	Usage: "worker `NAME`: letters, digits, '.', '-', '_' (default hostname-pid)"}
+
+// newMetrics is a worker's metrics; crawlWide adds the tracker's gauges
+// (crawl: the one process; worker: --crawl-metrics).
+func newMetrics(crawl, worker string, tr tracker.Inspector, crawlWide bool) *metrics.Metrics {
+	bi, _ := debug.ReadBuildInfo()
+	b := buildOf(version, bi)
+	o := metrics.Options{Crawl: crawl, Worker: worker, Version: b.version, Commit: b.rev, GoVersion: runtime.Version()}
+	if crawlWide {
+		o.Stats = tr.Stats
+	}
+	return metrics.New(o)
+}
 
 // workerName is --id (or DISTSCRAPE_ID), checked by the one rule of
 // tracker.ValidateWorker before the name reaches a file, key or log.
@@ -134,18 +150,22 @@ func runWorker(c *cli.Context, single bool) error {
 		Redact:      redactor.String,
 		MaxAttempts: cfg.Tracker.MaxAttempts,
 	}
-	var metricsErr chan error
+	var m *metrics.Metrics
 	if metricsLn != nil {
-		m := metrics.New(cfg.Crawl, worker, tr.Stats)
+		m = newMetrics(cfg.Crawl, worker, tr, single || c.Bool("crawl-metrics"))
 		mcfg.Observer = m
-		metricsErr = make(chan error, 1)
-		mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
-		defer stopMetrics()
-		go func() { metricsErr <- m.Serve(mctx, metricsLn, log) }()
 	}
 	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
 	if err != nil {
 		return err
+	}
+	var metricsErr chan error
+	if m != nil {
+		m.Track(mgr.Progress)
+		metricsErr = make(chan error, 1)
+		mctx, stopMetrics := context.WithCancel(context.WithoutCancel(ctx))
+		defer stopMetrics()
+		go func() { metricsErr <- m.Serve(mctx, metricsLn, log) }()
 	}
 	log.Info("worker starting", "worker", worker, "tracker", cfg.Tracker.Kind, "saver", cfg.Saver.Kind,
 		"concurrency", mcfg.Concurrency, "batch", mcfg.Batch)

@@ -172,27 +172,36 @@ func versionString() string {
 
 // describeBuild is versionString for given build info (nil: none).
 func describeBuild(v string, bi *debug.BuildInfo) string {
+	b := buildOf(v, bi)
 	commit := ""
-	if bi != nil {
-		if v == "dev" && bi.Main.Version != "" {
-			v = bi.Main.Version
-		}
-		var rev, at, dirty string
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.time":
-				at = " " + s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = ", modified"
-				}
+	if b.rev != "" {
+		commit = fmt.Sprintf("commit %.12s%s%s, ", b.rev, b.at, b.dirty)
+	}
+	return fmt.Sprintf("%s (%s%s, %s/%s)", b.version, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+}
+
+// build is what go build stamped: the module version and the commit.
+type build struct{ version, rev, at, dirty string }
+
+func buildOf(v string, bi *debug.BuildInfo) build {
+	b := build{version: v}
+	if bi == nil {
+		return b
+	}
+	if v == "dev" && bi.Main.Version != "" {
+		b.version = bi.Main.Version
+	}
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			b.rev = s.Value
+		case "vcs.time":
+			b.at = " " + s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				b.dirty = ", modified"
 			}
 		}
-		if rev != "" {
-			commit = fmt.Sprintf("commit %.12s%s%s, ", rev, at, dirty)
-		}
 	}
-	return fmt.Sprintf("%s (%s%s, %s/%s)", v, commit, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	return b
 }
