@@ -52,6 +52,8 @@ const (
 	opSnapRange  // next, hi: an uncarved range
 	opSnapItem   // state, key, depth, attempts, time, reason
 	opSnapEnd    // the snapshot is complete
+	// Both.
+	opPause // at (unix ns; 0: resumed), by
 )
 
 const (
@@ -137,6 +139,22 @@ func (j *journal) pending(q queued) {
 	if j != nil {
 		j.buf = appendQueued(append(j.buf, opPending), q)
 	}
+}
+
+func (j *journal) pause(p pauseState) {
+	if j != nil {
+		j.buf = appendPause(j.buf, p)
+	}
+}
+
+// appendPause is the pause record, written by a Pause or a Resume and by a
+// snapshot of a paused crawl.
+func appendPause(b []byte, p pauseState) []byte {
+	var at int64
+	if p.on {
+		at = p.at.UnixNano()
+	}
+	return appendString(binary.AppendVarint(append(b, opPause), at), p.by)
 }
 
 func (j *journal) reset() {

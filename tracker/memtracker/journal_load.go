@@ -293,6 +293,12 @@ func (rp *replay) apply(b []byte) error {
 			rp.put(q, stFailed, time.Unix(0, at), reason)
 		case opPending:
 			rp.put(d.queued(), stPending, time.Time{}, "")
+		case opPause:
+			at, by := d.varint(), d.string()
+			m.paused = pauseState{}
+			if at != 0 {
+				m.paused = pauseState{on: true, by: by, at: time.Unix(0, at)}
+			}
 		case opReset:
 			m.resetTo(newTracker(m.opts))
 			clear(rp.items)

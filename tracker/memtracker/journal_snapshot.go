@@ -121,6 +121,9 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	for _, fi := range m.failed {
 		item(stFailed, queued{key: fi.Key, depth: int32(fi.Depth), attempts: int32(fi.Attempts)}, fi.At.UnixNano(), fi.Reason)
 	}
+	if m.paused.on {
+		w.frame(appendPause(nil, m.paused))
+	}
 	w.frame([]byte{opSnapEnd})
 	if w.err == nil {
 		w.err = w.w.Flush()

@@ -47,7 +47,7 @@ type Tracker struct {
 	wstats   map[string]*workerStat // Workers; not journaled
 	added    int64
 	done     int64
-	paused   pauseState // not journaled: a restarted one-process crawl runs
+	paused   pauseState // journaled: a paused crawl stays paused across a restart
 }
 
 // pauseState is an operator's pause (Inspector.Pause).

@@ -8,18 +8,24 @@ import (
 // Pause implements tracker.Inspector.
 func (m *Tracker) Pause(ctx context.Context, by string) error {
 	return m.update(ctx, func() bool {
-		if !m.paused.on {
-			m.paused = pauseState{on: true, by: by, at: m.opts.Clock.Now()}
+		if m.paused.on {
+			return false
 		}
-		return false
+		m.paused = pauseState{on: true, by: by, at: m.opts.Clock.Now()}
+		m.j.pause(m.paused)
+		return true // an operator's action: on disk before it is acknowledged
 	})
 }
 
 // Resume implements tracker.Inspector.
 func (m *Tracker) Resume(ctx context.Context, _ string) error {
 	return m.update(ctx, func() bool {
+		if !m.paused.on {
+			return false
+		}
 		m.paused = pauseState{}
-		return false
+		m.j.pause(m.paused)
+		return true
 	})
 }
 
