@@ -52,13 +52,7 @@ func openMemory(t testing.TB, cfg memtracker.Config) *memtracker.Tracker {
 // every case starts from an empty, isolated crawl.
 func newRedis(t testing.TB, opts tracker.Options) tracker.Engine {
 	t.Helper()
-	srv := redistest.Start(t, redistest.Options{})
-	r, err := redistracker.New(context.Background(), redistracker.Config{URL: srv.URL(0), Crawl: "conformance", Options: opts})
-	if err != nil {
-		t.Fatalf("redistracker.New: %v", err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return r
+	return openRedis(t, redistest.Start(t, redistest.Options{}).URL(0), "conformance", opts)
 }
 
 // cluster is one Redis Cluster (3 masters) shared by every redis-cluster
@@ -95,17 +89,56 @@ func newRedisCluster(t testing.TB, opts tracker.Options) tracker.Engine {
 	if cluster.err != nil {
 		t.Fatalf("redis cluster: %v", cluster.err)
 	}
-	crawl := fmt.Sprint("conformance-", cluster.n.Add(1))
-	r, err := redistracker.New(context.Background(), redistracker.Config{URL: cluster.c.URL(), Crawl: crawl, Options: opts})
-	if err != nil {
-		t.Fatalf("redistracker.New on a cluster: %v", err)
-	}
-	t.Cleanup(func() { _ = r.Close() })
-	return r
+	return openRedis(t, cluster.c.URL(), fmt.Sprint("conformance-", cluster.n.Add(1)), opts)
 }
 
 func TestConformance(t *testing.T) {
 	for _, impl := range implementations {
 		t.Run(impl.name, func(t *testing.T) { trackertest.Run(t, impl.new) })
+	}
+}
+
+// shared lists the engines whose state outlives a tracker: a crawl started
+// again (with a raised limit) carries on. A memory tracker without a state
+// file has no state to start again from.
+var shared = []struct {
+	name string
+	open trackertest.Shared
+}{
+	{"memory-journaled", func(t testing.TB) func(tracker.Options) tracker.Engine {
+		path := t.TempDir() + "/state"
+		var last *memtracker.Tracker
+		return func(opts tracker.Options) tracker.Engine {
+			if last != nil {
+				_ = last.Close() // one process owns the state: this is a restart
+			}
+			last = openMemory(t, memtracker.Config{Options: opts, StatePath: path})
+			return last
+		}
+	}},
+	{"redis", func(t testing.TB) func(tracker.Options) tracker.Engine {
+		url := redistest.Start(t, redistest.Options{}).URL(0)
+		return func(opts tracker.Options) tracker.Engine { return openRedis(t, url, "shared", opts) }
+	}},
+	{"redis-cluster", func(t testing.TB) func(tracker.Options) tracker.Engine {
+		newRedisCluster(t, tracker.Options{}) // starts the cluster once
+		crawl := fmt.Sprint("shared-", cluster.n.Add(1))
+		return func(opts tracker.Options) tracker.Engine { return openRedis(t, cluster.c.URL(), crawl, opts) }
+	}},
+}
+
+func openRedis(t testing.TB, url, crawl string, opts tracker.Options) tracker.Engine {
+	t.Helper()
+	r, err := redistracker.New(context.Background(), redistracker.Config{URL: url, Crawl: crawl, Options: opts})
+	if err != nil {
+		t.Fatalf("redistracker.New: %v", err)
+	}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
+}
+
+func TestConformanceShared(t *testing.T) {
+	for _, impl := range shared {
+		t.Run(impl.name, func(t *testing.T) { trackertest.RunShared(t, impl.open) })
 	}
 }

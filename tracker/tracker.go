@@ -89,6 +89,9 @@ type Lease struct {
 type Completion struct {
 	Lease      Lease
 	Discovered []Item
+	// Bytes is what the item weighed (the body saved), counted towards
+	// Limits.MaxBytes and Stats.Bytes; never negative.
+	Bytes int64
 }
 
 // Failure is a lease that did not succeed.
@@ -129,6 +132,7 @@ type Stats struct {
 	Done    int64 `json:"done"`
 	Failed  int64 `json:"failed"`
 	Added   int64 `json:"added"`   // distinct items ever added
+	Bytes   int64 `json:"bytes"`   // Completion.Bytes of the items done
 	Workers int64 `json:"workers"` // workers seen within the last lease TTL
 	// NextDue is when the first delayed item is due (zero: none delayed),
 	// so an operator can tell a crawl waiting on retries from a stuck one.
@@ -138,6 +142,10 @@ type Stats struct {
 	Paused   bool      `json:"paused,omitempty"`
 	PausedBy string    `json:"paused_by,omitempty"`
 	PausedAt time.Time `json:"paused_at,omitzero"`
+	// LimitReached names the limit (of the Options.Limits this tracker was
+	// opened with) that stops checkout now, as LimitError.What says it:
+	// "max_pages 100"; empty when checkout may still grant leases.
+	LimitReached string `json:"limit_reached,omitempty"`
 }
 
 // WorkerStats is what the tracker knows of one worker, kept by the calls
@@ -180,7 +188,9 @@ type Tracker interface {
 	// Checkout leases up to n pending items to worker for ttl. It may first
 	// requeue a bounded number of expired leases. An empty result with a nil
 	// error means nothing is pending now; ErrPaused (and no leases) means an
-	// operator paused the crawl.
+	// operator paused the crawl; a *LimitError (ErrLimitReached, and no
+	// leases) means a limit of Options.Limits is reached. It never grants
+	// more leases than Limits.Room allows.
 	Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error)
 	// Extend pushes the deadline of held leases to now+ttl and returns the
 	// leases with their new deadlines.
@@ -253,6 +263,7 @@ type Options struct {
 	BackoffMax   time.Duration // cap of the exponential backoff; default DefaultBackoffMax
 	RequeueBatch int           // expired leases requeued per checkout; default 100
 	Clock        Clock         // default the system clock
+	Limits       Limits        // default unlimited
 }
 
 // WithDefaults returns o with zero fields set to their defaults.

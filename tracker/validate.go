@@ -122,12 +122,15 @@ func ValidateItems(items []Item) error {
 	return nil
 }
 
-// ValidateCompletions checks the items discovered in every completion: one
-// bad discovery refuses the whole call.
+// ValidateCompletions checks the items discovered in every completion and
+// its bytes (not negative): one bad completion refuses the whole call.
 func ValidateCompletions(cs []Completion) error {
 	for i, c := range cs {
 		if err := ValidateItems(c.Discovered); err != nil {
 			return fmt.Errorf("completion %d (%s): discovered %w", i, quoteKey(c.Lease.Key), err)
+		}
+		if c.Bytes < 0 {
+			return fmt.Errorf("%w: completion %d (%s): %d bytes", ErrInvalidArgument, i, quoteKey(c.Lease.Key), c.Bytes)
 		}
 	}
 	return nil

@@ -54,6 +54,7 @@ const (
 	opSnapEnd    // the snapshot is complete
 	// Both.
 	opPause // at (unix ns; 0: resumed), by
+	opBytes // n: bytes done (tracker.Completion.Bytes), added to the count; in snapshots, the total
 )
 
 const (
@@ -115,9 +116,12 @@ func (j *journal) lease(key string, attempts int32) {
 	}
 }
 
-func (j *journal) done(key string) {
+func (j *journal) done(key string, bytes int64) {
 	if j != nil {
 		j.buf = appendString(append(j.buf, opDone), key)
+		if bytes > 0 { // a crawl without byte counts writes what it always did
+			j.buf = binary.AppendUvarint(append(j.buf, opBytes), uint64(bytes))
+		}
 	}
 }
 

@@ -302,6 +302,8 @@ func (rp *replay) apply(b []byte) error {
 		case opReset:
 			m.resetTo(newTracker(m.opts))
 			clear(rp.items)
+		case opBytes:
+			m.bytes += int64(d.uvarint())
 		case opSnapCounts:
 			m.added, m.done, m.rangeIDs = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
 		case opSnapFPs:

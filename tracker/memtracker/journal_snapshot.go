@@ -70,6 +70,9 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	w.frame(appendString(binary.AppendUvarint([]byte{opHeader}, gen), snapshotMagic))
 	w.frame(binary.AppendUvarint(binary.AppendUvarint(binary.AppendUvarint([]byte{opSnapCounts},
 		uint64(m.added)), uint64(m.done)), uint64(m.rangeIDs)))
+	if m.bytes > 0 {
+		w.frame(binary.AppendUvarint([]byte{opBytes}, uint64(m.bytes)))
+	}
 	const perFrame = 4096
 	var b []byte
 	n := 0

@@ -47,6 +47,7 @@ type Tracker struct {
 	wstats   map[string]*workerStat // Workers; not journaled
 	added    int64
 	done     int64
+	bytes    int64      // Completion.Bytes of the items done
 	paused   pauseState // journaled: a paused crawl stays paused across a restart
 }
 
@@ -62,6 +63,9 @@ var _ tracker.Engine = (*Tracker)(nil)
 // New returns an in-memory tracker, restored from cfg.StatePath when
 // it is set and holds a previous state.
 func New(cfg Config) (*Tracker, error) {
+	if err := tracker.ValidateLimits(cfg.Limits); err != nil {
+		return nil, err
+	}
 	m := newTracker(cfg.Options)
 	if cfg.StatePath != "" {
 		if err := m.openJournal(cfg.StatePath); err != nil {
@@ -204,26 +208,31 @@ func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
 		return nil, err
 	}
-	paused := false
+	var refused error
 	err = m.update(ctx, func() bool {
-		if paused = m.paused.on; paused {
+		if m.paused.on {
 			m.pausedCheckoutLocked(worker, ttl)
+			refused = tracker.ErrPaused
 			return false
 		}
-		out = m.checkoutLocked(worker, n, ttl)
+		out, refused = m.checkoutLocked(worker, n, ttl)
 		return false
 	})
-	if err == nil && paused {
-		err = tracker.ErrPaused
+	if err == nil {
+		err = refused
 	}
 	return out, err
 }
 
-func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) []tracker.Lease {
+func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
 	w := m.seenWorker(worker, now, ttl)
+	n, err := m.opts.Limits.Room(m.limitCounts(), n)
+	if err != nil {
+		return nil, err
+	}
 	k := int(min(int64(n), int64(m.pending.len())+m.rangeIDs)) // what can be leased
 	tokens := newTokens(k)
 	out := make([]tracker.Lease, 0, k)
@@ -246,7 +255,12 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) []trac
 		out = append(out, l.lease())
 	}
 	w.Checkouts += int64(len(out))
-	return out
+	return out, nil
+}
+
+// limitCounts are the counters tracker.Limits.Room reads.
+func (m *Tracker) limitCounts() tracker.Stats {
+	return tracker.Stats{Done: m.done, Leased: int64(len(m.leases)), Bytes: m.bytes}
 }
 
 // newTokens returns n random lease tokens from one read of crypto/rand.
@@ -331,7 +345,8 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 			m.drop(ml)
 			m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Done++ })
 			m.done++
-			m.j.done(ml.item.key)
+			m.bytes += c.Bytes
+			m.j.done(ml.item.key, c.Bytes)
 			m.addLocked(c.Discovered)
 		}
 		return len(lost) < len(cs)
@@ -500,7 +515,7 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	if len(m.delayed) > 0 {
 		nextDue = m.delayed[0].due // the heap's minimum: O(1)
 	}
-	return tracker.Stats{
+	s := tracker.Stats{
 		NextDue:  nextDue,
 		Pending:  int64(m.pending.len()) + m.rangeIDs,
 		Leased:   int64(len(m.leases)),
@@ -508,11 +523,14 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		Done:     m.done,
 		Failed:   int64(len(m.failed)),
 		Added:    m.added,
+		Bytes:    m.bytes,
 		Workers:  workers,
 		Paused:   m.paused.on,
 		PausedBy: m.paused.by,
 		PausedAt: m.paused.at,
-	}, nil
+	}
+	s.LimitReached = m.opts.Limits.Reached(s)
+	return s, nil
 }
 
 // Done implements Tracker.
@@ -555,7 +573,7 @@ func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.failed, m.workers, m.wstats = fresh.delayed, fresh.failed, fresh.workers, fresh.wstats
-	m.added, m.done, m.paused = fresh.added, fresh.done, fresh.paused
+	m.added, m.done, m.bytes, m.paused = fresh.added, fresh.done, fresh.bytes, fresh.paused
 }
 
 // Close implements Tracker. The state file, if any, stays for the next run.

@@ -19,7 +19,7 @@ import (
 //	delayed   zset   pending entry → due (ms)
 //	failed    zset   key → failed at (ms)
 //	failinfo  hash   key → "attempts:depth:reason"
-//	stats     hash   counters pending leased delayed done failed added
+//	stats     hash   counters pending leased delayed done failed added bytes
 //	fpmeta    hash   fingerprint table state: base, load, level, split, n
 //	crawl     string the crawl record: the crawl's id, written by the first
 //	                 Add or AddRange (SET if missing). A worker remembers the

@@ -102,6 +102,9 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 	if !crawlName.MatchString(cfg.Crawl) {
 		return nil, fmt.Errorf("tracker: crawl name %q: want 1-64 of [A-Za-z0-9._-]", cfg.Crawl)
 	}
+	if err := tracker.ValidateLimits(cfg.Limits); err != nil {
+		return nil, err
+	}
 	r := &Tracker{c: cfg.Client, keys: newCrawlKeys(cfg.Crawl), opts: cfg.Options.WithDefaults(), log: cfg.Logger,
 		ro: cfg.ReadOnly, freshID: newCrawlID()}
 	if r.log == nil {
@@ -330,21 +333,22 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
-	if len(v) != 10 {
+	if len(v) != 11 {
 		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
-	r.learnID(v[8])
-	n := make([]int64, 8)
+	r.learnID(v[9])
+	n := make([]int64, 9)
 	for i := range n {
 		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
 			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
 	}
-	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Workers: n[6]}
-	if n[7] > 0 {
-		s.NextDue = msTime(n[7])
+	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Bytes: n[6], Workers: n[7]}
+	if n[8] > 0 {
+		s.NextDue = msTime(n[8])
 	}
-	if p, _ := v[9].(string); p != "" {
+	s.LimitReached = r.opts.Limits.Reached(s)
+	if p, _ := v[10].(string); p != "" {
 		ms, by, _ := strings.Cut(p, ":")
 		at, _ := strconv.ParseInt(ms, 10, 64)
 		s.Paused, s.PausedBy, s.PausedAt = true, by, msTime(at)

@@ -100,7 +100,7 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 		now := r.opts.Clock.Now()
 		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker),
 			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget,
-			r.seenID(), r.freshID)
+			r.seenID(), r.freshID, r.opts.Limits.MaxPages, r.opts.Limits.MaxBytes)
 		if err != nil {
 			return out, err
 		}
@@ -121,8 +121,13 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 			})
 		}
 		more, _ := v[0].(int64)
-		if more == 2 {
+		switch more {
+		case 2:
 			return out, tracker.ErrPaused
+		case 3:
+			return out, &tracker.LimitError{Limit: "max_pages", Value: r.opts.Limits.MaxPages}
+		case 4:
+			return out, &tracker.LimitError{Limit: "max_bytes", Value: r.opts.Limits.MaxBytes}
 		}
 		if more == 0 {
 			break
@@ -187,12 +192,12 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 		return err
 	}
 	for _, c := range cs {
-		if len(args) > 0 && len(args)+3+4*len(c.Discovered) > argsChunk {
+		if len(args) > 0 && len(args)+4+4*len(c.Discovered) > argsChunk {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		args = append(args, string(c.Lease.Token), c.Lease.Key, len(c.Discovered))
+		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Bytes, len(c.Discovered))
 		for _, it := range c.Discovered {
 			args = r.appendItem(args, it)
 		}

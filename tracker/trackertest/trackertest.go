@@ -113,6 +113,7 @@ func Run(t *testing.T, newTracker Factory) {
 			c.fn(newEnv(t, newTracker, nil))
 		})
 	}
+	runLimits(t, newTracker)
 }
 
 // env is one subtest's tracker, clock and helpers (river's testBundle).

@@ -6,11 +6,14 @@
 -- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 token prefix (random per
 --   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most);
 --   12 the crawl id seen, 13 a fresh id (check_crawl: a crawl seeded before
---   records existed gets one).
+--   records existed gets one); 14 max pages, 15 max bytes (tracker.Limits,
+--   0 = unlimited).
 -- Returns {more, crawl id, token1, key1, depth1, attempts1, ...}; more is 1
 --   when the scan budget ran out before n items were found (seen IDs of a
 --   range were skipped): call again; 2 when the crawl is paused (no leases;
---   expired leases and due retries still move, the worker is still seen). STATE_LOST when the crawl's state
+--   expired leases and due retries still move, the worker is still seen); 3
+--   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
+--   2). STATE_LOST when the crawl's state
 --   vanished: an empty queue must not pass for a finished crawl.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
@@ -30,6 +33,21 @@ local out = {0, id}
 if redis.call('EXISTS', KEYS[12]) == 1 then
   out[1] = 2
   n = 0
+end
+-- The limits, as tracker.Limits.Room: at most max pages − done − leased
+-- leases (expired ones just requeued are no longer leased: D.leased), none
+-- once the bytes done reach max bytes. O(1).
+local max_pages, max_bytes = tonumber(ARGV[14]), tonumber(ARGV[15])
+if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
+  local c = redis.call('HMGET', K_STATS, 'done', 'leased', 'bytes')
+  local left = max_pages - tonumber(c[1] or '0') - tonumber(c[2] or '0') - D.leased
+  if max_bytes > 0 and tonumber(c[3] or '0') >= max_bytes then
+    out[1], n = 4, 0
+  elseif max_pages > 0 and left <= 0 then
+    out[1], n = 3, 0
+  elseif max_pages > 0 then
+    n = math.min(n, left)
+  end
 end
 local count = 0
 local recs, zargs, toks = {}, {}, {}

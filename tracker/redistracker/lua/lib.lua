@@ -10,7 +10,7 @@
 --   KEYS[5] delayed   zset entry -> due (ms)
 --   KEYS[6] failed    zset key -> failed at (ms)
 --   KEYS[7] failinfo  hash key -> "attempts:depth:reason"
---   KEYS[8] stats     hash of counters: pending leased delayed done failed added
+--   KEYS[8] stats     hash of counters: pending leased delayed done failed added bytes
 --   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
 --   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
 --   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
@@ -54,8 +54,8 @@ local SHARD_BITS = 8144
 local function itoa(n) return string.format('%.0f', n) end
 
 -- D accumulates the counter changes of a script; flush writes them once.
-local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0}
-local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added'}
+local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0}
+local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes'}
 
 local function entry(key, depth, attempts)
   if depth == 0 and attempts == 0 and string.byte(key, 1) > TAG_MAX then return key end

@@ -1,7 +1,7 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
 -- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl, 11 paused.
 -- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
--- Returns {pending, leased, delayed, done, failed, added, workers, next due,
+-- Returns {pending, leased, delayed, done, failed, added, bytes, workers, next due,
 --   crawl id, paused ("<ms>:<by>" or '')} as strings; next due is the first delayed entry's due time
 --   (ms), 0 if none. STATE_LOST when the crawl's state vanished (Done reads
 --   these counters: all zero then must not pass for a finished crawl). It
