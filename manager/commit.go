@@ -90,7 +90,7 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 	if len(ok) > 0 {
 		cs := make([]tracker.Completion, len(ok))
 		for i, j := range ok {
-			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j))}
+			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j)), Bytes: j.bytes}
 		}
 		accepted := false
 		lost := m.retry(ctx, "complete", func(ctx context.Context) error {

@@ -148,6 +148,7 @@ func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg
 type job struct {
 	lease      tracker.Lease
 	discovered []tracker.Item
+	bytes      int64 // the body's size, for the tracker's max_bytes
 	err        error // nil: fetched, scraped and saved (not yet flushed)
 	release    bool  // not processed (shutdown): hand the lease back
 }
@@ -164,7 +165,10 @@ func (m *Manager) Progress() Summary {
 // finished is flushed and completed. Run returns a nil error after a
 // graceful stop. A tracker that is unreachable is retried with backoff; one
 // whose state vanished (tracker.ErrStateLost) ends Run with that error, as
-// the queue it would wait on is gone.
+// the queue it would wait on is gone. A crawl limit (a *tracker.LimitError,
+// tracker.ErrLimitReached) ends Run with that error once the leases this
+// worker holds are reported: nothing failed, but the crawl is not done, and
+// what is pending waits for a tracker opened with a higher limit.
 func (m *Manager) Run(ctx context.Context) (Summary, error) {
 	start := time.Now()
 	// Work outlives ctx by the grace period so a stop does not throw away
@@ -261,6 +265,23 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 		if paused {
 			paused = false
 			m.log.Warn("crawl resumed")
+		}
+		if errors.Is(err, tracker.ErrLimitReached) {
+			// Nothing more starts; what is in hand finishes. A lease of
+			// ours that fails gives its budget back, so ask again until
+			// nothing is in flight here.
+			m.returnSlots(slots, free)
+			if len(slots) == 0 {
+				m.log.Info("limit reached; stopping", "limit", err)
+				return err
+			}
+			select {
+			case <-committed:
+			case <-time.After(poll):
+				poll = min(poll*2, m.cfg.PollMax)
+			case <-ctx.Done():
+			}
+			continue
 		}
 		if err != nil {
 			m.returnSlots(slots, free)
@@ -394,6 +415,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		return
 	}
 	j.discovered = found
+	j.bytes = int64(len(resp.Body))
 	m.discovered.Add(int64(len(found)))
 	m.observe(nil, resp)
 }
