@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -144,6 +145,9 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 				}
 				return nil
 			}
+			if st.LimitReached != "" && st.Leased == 0 { // the workers have stopped: nothing will change
+				return nil
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -158,6 +162,13 @@ type watchRecord struct {
 	At time.Time `json:"at"`
 	tracker.Stats
 	CrawlDone bool `json:"crawl_done"`
+}
+
+// limitLine says a crawl limit stops the crawl and how to carry on; what
+// is LimitError.What ("max_pages 100").
+func limitLine(what string) string {
+	key, _, _ := strings.Cut(what, " ")
+	return fmt.Sprintf("limit reached (%s); what is pending is kept: raise limits.%s and start the workers again to carry on", what, key)
 }
 
 // crawlDone is the tracker's Done for a crawl that has started: an empty
@@ -181,6 +192,9 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	}
 	if st.Paused {
 		fmt.Fprintln(w, pauseLine(st, time.Now()))
+	}
+	if st.LimitReached != "" {
+		fmt.Fprintln(w, limitLine(st.LimitReached))
 	}
 	if why := waitingFor(st, time.Now()); why != "" {
 		fmt.Fprintln(w, why)

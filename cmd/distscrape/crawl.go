@@ -173,6 +173,10 @@ func runWorker(c *cli.Context, single bool) error {
 	prog := startProgress(ctx, tr, mgr, log, !c.Bool("no-progress"))
 	sum, runErr := mgr.Run(ctx)
 	prog.stop()
+	var limit *tracker.LimitError
+	if errors.As(runErr, &limit) {
+		runErr = nil // the limit the operator set: a run that ends there succeeded
+	}
 	if errors.Is(runErr, tracker.ErrStateLost) {
 		runErr = fmt.Errorf("%w; the crawl is NOT done: restore Redis from its AOF or RDB file and start the workers again, or start over with `distscrape reset --yes` and `distscrape seed`", runErr)
 	}
@@ -197,6 +201,8 @@ func runWorker(c *cli.Context, single bool) error {
 		state = "crawl state lost, NOT done"
 	case ctx.Err() != nil:
 		state = "stopped by signal"
+	case limit != nil:
+		state = limitLine(limit.What())
 	}
 	dead := ""
 	if stErr == nil && st.Failed > 0 {

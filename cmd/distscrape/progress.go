@@ -91,6 +91,8 @@ func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
 	if st.Paused {
 		line += " | PAUSED by " + st.PausedBy
+	} else if st.LimitReached != "" {
+		line += " | limit reached (" + st.LimitReached + ")"
 	} else if w := waitingFor(st, now); w != "" {
 		line += " | " + w
 	}

@@ -66,6 +66,8 @@ func TestProgressLine(t *testing.T) {
 			[]string{"waiting for 1 retry"}, []string{"next in"}},
 		{"retries while others are leased", tracker.Stats{Leased: 1, Delayed: 20},
 			[]string{"delayed (retry) 20"}, []string{"waiting"}},
+		{"limit reached", tracker.Stats{Pending: 1900, Leased: 3, Done: 97, LimitReached: "max_pages 100"},
+			[]string{"done 97 of 2000 discovered", "limit reached (max_pages 100)"}, []string{"waiting"}},
 		{"nothing yet", tracker.Stats{},
 			[]string{"done 0 of 0 discovered"}, []string{"waiting", "NaN"}},
 	}

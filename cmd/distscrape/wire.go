@@ -53,6 +53,7 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 		MaxAttempts: cfg.Tracker.MaxAttempts,
 		BackoffBase: cfg.Tracker.Backoff.Base,
 		BackoffMax:  cfg.Tracker.Backoff.Max,
+		Limits:      tracker.Limits{MaxPages: cfg.Limits.MaxPages, MaxBytes: int64(cfg.Limits.MaxBytes)},
 	}
 }
 

@@ -27,6 +27,7 @@ type Config struct {
 	Scraper Scraper `yaml:"scraper"`
 	Fetch   Fetch   `yaml:"fetch"`
 	Saver   Saver   `yaml:"saver"`
+	Limits  Limits  `yaml:"limits"`
 	Log     Log     `yaml:"log"`
 	Metrics Metrics `yaml:"metrics"`
 
@@ -117,6 +118,15 @@ type Saver struct {
 	MaxSize      Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
 	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
 	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
+}
+
+// Limits bound the whole crawl, across the fleet (tracker.Limits): the
+// tracker counts them, so they hold however many workers run. When one is
+// reached, workers stop and exit 0 with "limit reached"; what is pending is
+// kept, so raising the limit and starting the workers again carries on.
+type Limits struct {
+	MaxPages int64 `yaml:"max_pages"` // pages done at most, never exceeded; 0 = unlimited
+	MaxBytes Size  `yaml:"max_bytes"` // bytes of the pages done; overshot by at most what is in flight; 0 = unlimited
 }
 
 // Log configures log/slog.

@@ -61,6 +61,8 @@ func TestFullValues(t *testing.T) {
 		{"status", c.Scraper.Validate.Status, []int{200, 203}},
 		{"exclude keeps $", c.Scraper.Scope.ExcludeRegex, `\.(?:jpg|png)$`},
 		{"saver path", c.Saver.Path, "out/{crawl}-{worker}.tar.zst"},
+		{"limits.max_pages", c.Limits.MaxPages, int64(1_000_000)},
+		{"limits.max_bytes", c.Limits.MaxBytes, 3 * GiB / 2},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -106,6 +108,7 @@ func TestDefaults(t *testing.T) {
 		{"saver.layout", c.Saver.Layout, "mirror"},
 		{"log.level", c.Log.Level, "info"},
 		{"log.format", c.Log.Format, "text"},
+		{"limits (unlimited)", c.Limits, Limits{}},
 	}
 	for _, ch := range checks {
 		if !reflect.DeepEqual(ch.got, ch.want) {
@@ -168,6 +171,8 @@ func TestEnvOverrides(t *testing.T) {
 		"DISTSCRAPE_FETCH_ROBOTS":            "false",
 		"DISTSCRAPE_SCRAPER_SEEDS":           "https://a.org/, https://b.org/",
 		"DISTSCRAPE_SCRAPER_VALIDATE_STATUS": "200,204",
+		"DISTSCRAPE_LIMITS_MAX_PAGES":        "200",
+		"DISTSCRAPE_LIMITS_MAX_BYTES":        "10MB",
 		"DISTSCRAPE_CONFIG":                  "ignored.yaml",
 	}
 	c, err := parse([]byte(minimal+"fetch: {concurrency: 8}\n"), "m.yaml", envOf(env))
@@ -177,7 +182,8 @@ func TestEnvOverrides(t *testing.T) {
 	if c.Tracker.URL != env["DISTSCRAPE_TRACKER_URL"] || c.Tracker.Kind != "redis" || c.Fetch.Concurrency != 64 ||
 		c.Tracker.Backoff.Base != 2*time.Second || c.Fetch.MaxBody != MiB || *c.Fetch.Robots ||
 		!reflect.DeepEqual(c.Scraper.Seeds, []string{"https://a.org/", "https://b.org/"}) ||
-		!reflect.DeepEqual(c.Scraper.Validate.Status, []int{200, 204}) {
+		!reflect.DeepEqual(c.Scraper.Validate.Status, []int{200, 204}) ||
+		c.Limits != (Limits{MaxPages: 200, MaxBytes: 10_000_000}) {
 		t.Fatalf("overrides not applied: %+v", c)
 	}
 	_, err = parse([]byte(minimal), "m.yaml", envOf(map[string]string{"DISTSCRAPE_FETCH_CONCURRENCY": "lots"}))

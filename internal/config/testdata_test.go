@@ -46,6 +46,7 @@ fetch:
 saver:
   kind: tar
   path: 'out/{crawl}-{worker}.tar.zst'
+limits: {max_pages: 1_000_000, max_bytes: 1.5GiB}
 log: {level: debug, format: json}
 metrics: {addr: '127.0.0.1:9108'}
 `

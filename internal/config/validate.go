@@ -36,6 +36,12 @@ func (c *Config) validate(p *problems) {
 	c.Scraper.validate(p)
 	c.Fetch.validate(p)
 	c.Saver.validate(p)
+	if c.Limits.MaxPages < 0 {
+		p.add("limits.max_pages", "%d: want 0 (unlimited) or a number of pages", c.Limits.MaxPages)
+	}
+	if c.Limits.MaxBytes < 0 {
+		p.add("limits.max_bytes", "%d: want 0 (unlimited) or a size like 10GiB", c.Limits.MaxBytes)
+	}
 	switch {
 	case c.Saver.ConvertLinks && c.Saver.Kind != "file":
 		p.add("saver.convert_links", "needs saver.kind file (mirror layout): other savers keep pages, not a browsable tree")
