@@ -2,6 +2,7 @@ package redistracker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -109,4 +110,15 @@ func (r *Tracker) slotNode(ctx context.Context) (*redis.Client, error) {
 		return c, nil
 	}
 	return nil, fmt.Errorf("unsupported redis client %T", r.c)
+}
+
+// afterConnError asks a cluster client to learn the slots again after a
+// call failed on the connection: go-redis otherwise keeps sending a dead
+// master's slots to it until its periodic refresh (measured: 55 s after a
+// failover that took 4.5 s; TestClusterFailover).
+func (r *Tracker) afterConnError(err error) {
+	var rerr redis.Error
+	if cc, ok := r.c.(*redis.ClusterClient); ok && !errors.As(err, &rerr) {
+		cc.ReloadState(context.Background())
+	}
 }

@@ -281,6 +281,7 @@ func (r *Tracker) runAt(ctx context.Context, now time.Time, op string, s *redis.
 	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
 	res, err := s.Run(ctx, r.c, keys, append(head, args...)...).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
+		r.afterConnError(err)
 		if strings.HasPrefix(err.Error(), codeStateLost+" ") {
 			return nil, fmt.Errorf("%w: redis %s: the crawl record %s is gone or replaced (Redis restarted without persistence, was flushed, or the crawl was reset): the crawl's items are no longer in the tracker",
 				tracker.ErrStateLost, op, r.keys.key(keyCrawl))
