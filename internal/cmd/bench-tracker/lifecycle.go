@@ -2,49 +2,107 @@ package main
 
 import (
 	"fmt"
+	"log/slog"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
+// Life-cycle load: 8 workers, batches of 64, for 10 s.
+const lifeWorkers, lifeBatch, lifeBudget = 8, 64, 10 * time.Second
+
 // lifecycle drives items through their whole life (add, checkout, complete)
-// from 8 workers in batches of 64 for 10 s: items per second, and the
-// redis-server CPU each one costs.
+// on the one node, then on a 3-master Redis Cluster: items per second, and
+// the redis-server CPU each one costs on the one node.
 func (b *bench) lifecycle(int) error {
-	const workers, batch, budget = 8, 64, 10 * time.Second
 	tr, err := b.open("life", nil)
 	if err != nil {
 		return err
 	}
 	defer tr.Close()
-	var (
-		total atomic.Int64
-		wg    sync.WaitGroup
-		errs  = make(chan error, workers)
-	)
 	cpu0, err := b.serverCPU()
 	if err != nil {
 		return err
 	}
+	n, el, err := b.driveLifecycle(tr)
+	if err != nil {
+		return err
+	}
+	cpu1, err := b.serverCPU()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# lifecycle: %d items through add+checkout+complete in %.1fs, batches of %d; redis-server CPU %.2fs\n",
+		n, el.Seconds(), lifeBatch, cpu1-cpu0)
+	fmt.Printf("lifecycle_items_per_s: %.0f\n", float64(n)/el.Seconds())
+	// Redis's own CPU, not the wall time: what one node spends on an item,
+	// whatever the machine's load (the goal: at most 8 µs).
+	fmt.Printf("redis_cpu_us_per_item: %.2f\n", (cpu1-cpu0)*1e6/float64(n))
+	if err := tr.Reset(b.ctx); err != nil {
+		return err
+	}
+	return b.clusterLifecycle()
+}
+
+// clusterLifecycle is the same load through a cluster client. With one
+// partition (P = 1) the crawl's one hash tag puts it on one master: the
+// figure shows the cluster client's cost, not a spread over the masters.
+func (b *bench) clusterLifecycle() error {
+	dir, err := os.MkdirTemp("", "bench-tracker-cluster-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	cl, err := redistest.LaunchCluster(redistest.ClusterOptions{}, dir)
+	if err != nil {
+		return err
+	}
+	defer cl.Kill()
+	tr, err := redistracker.New(b.ctx, redistracker.Config{URL: cl.URL(), Crawl: "life",
+		Options: tracker.Options{MaxAttempts: 1 << 30}, Logger: slog.Default()})
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	n, el, err := b.driveLifecycle(tr)
+	if err != nil {
+		return err
+	}
+	fmt.Printf("# cluster lifecycle: 3 masters, P = 1 (the crawl on one master): %d items in %.1fs\n", n, el.Seconds())
+	fmt.Printf("cluster_lifecycle_items_per_s: %.0f\n", float64(n)/el.Seconds())
+	return nil
+}
+
+// driveLifecycle runs the load on tr and returns the items that went
+// through and the time it took.
+func (b *bench) driveLifecycle(tr *redistracker.Tracker) (int64, time.Duration, error) {
+	var (
+		total atomic.Int64
+		wg    sync.WaitGroup
+		errs  = make(chan error, lifeWorkers)
+	)
 	start := time.Now()
-	for w := range workers {
+	for w := range lifeWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			name := "w" + strconv.Itoa(w)
-			items := make([]tracker.Item, batch)
-			for round := 0; time.Since(start) < budget && round < 1_000_000; round++ {
+			items := make([]tracker.Item, lifeBatch)
+			for round := 0; time.Since(start) < lifeBudget && round < 1_000_000; round++ {
 				for i := range items {
-					items[i] = tracker.Item{Key: url(name, round*batch+i)}
+					items[i] = tracker.Item{Key: url(name, round*lifeBatch+i)}
 				}
 				if _, err := tr.Add(b.ctx, items); err != nil {
 					errs <- err
 					return
 				}
-				got, err := b.checkoutComplete(tr, name, batch, time.Minute)
+				got, err := b.checkoutComplete(tr, name, lifeBatch, time.Minute)
 				if err != nil {
 					errs <- err
 					return
@@ -56,20 +114,9 @@ func (b *bench) lifecycle(int) error {
 	wg.Wait()
 	close(errs)
 	for err := range errs {
-		return err
+		return 0, 0, err
 	}
-	el := time.Since(start)
-	cpu1, err := b.serverCPU()
-	if err != nil {
-		return err
-	}
-	fmt.Printf("# lifecycle: %d items through add+checkout+complete in %.1fs, batches of %d; redis-server CPU %.2fs\n",
-		total.Load(), el.Seconds(), batch, cpu1-cpu0)
-	fmt.Printf("lifecycle_items_per_s: %.0f\n", float64(total.Load())/el.Seconds())
-	// Redis's own CPU, not the wall time: what one node spends on an item,
-	// whatever the machine's load (the goal: at most 8 µs).
-	fmt.Printf("redis_cpu_us_per_item: %.2f\n", (cpu1-cpu0)*1e6/float64(total.Load()))
-	return tr.Reset(b.ctx)
+	return total.Load(), time.Since(start), nil
 }
 
 // serverCPU is the redis-server's CPU so far, user and system, in seconds
