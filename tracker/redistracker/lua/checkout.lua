@@ -13,8 +13,9 @@
 --   range were skipped): call again; 2 when the crawl is paused (no leases;
 --   expired leases and due retries still move, the worker is still seen); 3
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
---   2). STATE_LOST when the crawl's state
---   vanished: an empty queue must not pass for a finished crawl.
+--   2). STATE_LOST when the crawl's state vanished: an empty queue must not
+--   pass for a finished crawl. The worker's record (derived w:<worker>,
+--   lib.lua's seen_worker) says it was seen and how many leases it got.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
 --   calls per batch, not per item.

@@ -15,7 +15,8 @@
 --   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
 --   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
 --   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (documented in
---           keys.go: id:<shard>, fp:<bucket>, wl:<worker>; all in the crawl's slot)
+--           keys.go: id:<shard>, fp:<bucket>, wl:<worker>, w:<worker>; all in
+--           the crawl's slot)
 --   ARGV[2] now (ms)   ARGV[3] fingerprint base level   ARGV[4] fingerprint bucket load
 --   ARGV[5] max attempts; ARGV[6...] belong to the operation.
 --
