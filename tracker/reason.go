@@ -3,6 +3,7 @@ package tracker
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // OneLine returns s as one line of text: every run of control characters
@@ -28,4 +29,25 @@ func OneLine(s string) string {
 		b.WriteRune(r)
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// maxOperator bounds who an engine records as pausing a crawl.
+const maxOperator = 256
+
+// Operator returns who as engines keep it in Stats.PausedBy: one line
+// (OneLine), at most 256 bytes cut at a character boundary, "unknown" when
+// empty. Status prints it, so nothing a caller passes can break a terminal.
+func Operator(who string) string {
+	who = OneLine(who)
+	if len(who) > maxOperator {
+		cut := maxOperator
+		for cut > 0 && !utf8.RuneStart(who[cut]) {
+			cut--
+		}
+		who = who[:cut]
+	}
+	if who == "" {
+		return "unknown"
+	}
+	return who
 }

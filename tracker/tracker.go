@@ -226,8 +226,9 @@ type Inspector interface {
 	Reset(ctx context.Context) error
 	// Pause stops checkout from handing out leases (it returns ErrPaused)
 	// until Resume; leases already held are extended, completed and failed
-	// as usual. by says who paused (user@host, for Stats.PausedBy). Pausing
-	// a paused crawl changes nothing: the first pause's who and when stay.
+	// as usual. by says who paused (user@host; Stats.PausedBy keeps it as
+	// Operator makes it). Pausing a paused crawl changes nothing: the first
+	// pause's who and when stay.
 	Pause(ctx context.Context, by string) error
 	// Resume lets checkout hand out leases again; by is for the caller's log.
 	// Resuming a crawl not paused is a no-op.

@@ -3,6 +3,8 @@ package memtracker
 import (
 	"context"
 	"time"
+
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // Pause implements tracker.Inspector.
@@ -11,7 +13,7 @@ func (m *Tracker) Pause(ctx context.Context, by string) error {
 		if m.paused.on {
 			return false
 		}
-		m.paused = pauseState{on: true, by: by, at: m.opts.Clock.Now()}
+		m.paused = pauseState{on: true, by: tracker.Operator(by), at: m.opts.Clock.Now()}
 		m.j.pause(m.paused)
 		return true // an operator's action: on disk before it is acknowledged
 	})

@@ -14,7 +14,7 @@ func (r *Tracker) Pause(ctx context.Context, by string) error {
 	if err := r.writable("pause"); err != nil {
 		return err
 	}
-	v := strconv.FormatInt(ceilMS(r.opts.Clock.Now()), 10) + ":" + by
+	v := strconv.FormatInt(ceilMS(r.opts.Clock.Now()), 10) + ":" + tracker.Operator(by)
 	if err := r.c.SetNX(ctx, r.keys.paused(), v, 0).Err(); err != nil {
 		return fmt.Errorf("tracker: redis pause: %w", explain(err))
 	}

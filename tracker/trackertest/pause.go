@@ -2,6 +2,8 @@ package trackertest
 
 import (
 	"errors"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -83,5 +85,29 @@ func testPauseExpiry(e *env) {
 	}
 	if l := e.checkoutOne("w2"); l.Key != "a" || l.Attempts != 2 {
 		e.t.Fatalf("after Resume: leased %s (attempt %d), want a (attempt 2)", l.Key, l.Attempts)
+	}
+}
+
+// testPauseBy: whatever a caller says paused the crawl, Stats.PausedBy is
+// what tracker.Operator makes of it: one line, bounded, never empty (status
+// prints it).
+func testPauseBy(e *env) {
+	for _, by := range []string{
+		"", " \t ", "ops@host\nforged line", "\x1b[31mred\x1b[0m@host", "line\u2028sep", "bad \xff utf-8",
+		"user:with:colons@host:1", strings.Repeat("é", 300), strings.Repeat("x", 1000),
+	} {
+		if err := e.tr.Pause(e.ctx, by); err != nil {
+			e.t.Fatalf("Pause(%q): %v", by, err)
+		}
+		s := e.stats()
+		if want := tracker.Operator(by); s.PausedBy != want || !s.Paused {
+			e.t.Errorf("Pause(%q): PausedBy %q, want %q", by, s.PausedBy, want)
+		}
+		if s.PausedBy == "" || len(s.PausedBy) > 256 || !utf8.ValidString(s.PausedBy) || tracker.OneLine(s.PausedBy) != s.PausedBy {
+			e.t.Errorf("Pause(%q): PausedBy %q is empty, long, invalid UTF-8 or not one line", by, s.PausedBy)
+		}
+		if err := e.tr.Resume(e.ctx, by); err != nil {
+			e.t.Fatalf("Resume: %v", err)
+		}
 	}
 }

@@ -106,6 +106,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"WorkerStats", testWorkerStats},
 		{"Pause", testPause},
 		{"PauseExpiry", testPauseExpiry},
+		{"PauseBy", testPauseBy},
 		{"Closed", testClosed},
 	}
 	for _, c := range cases {
