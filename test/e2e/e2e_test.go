@@ -34,6 +34,7 @@ const runTimeout = 3 * time.Minute
 // YAML (sections given there replace the defaults below).
 type crawlConfig struct {
 	Crawl, Tracker, Scraper, Fetch, Saver string
+	Limits                                string // the limits: section, if any
 }
 
 func (c crawlConfig) write(t *testing.T, dir string) string {
@@ -44,7 +45,7 @@ func (c crawlConfig) write(t *testing.T, dir string) string {
 	if c.Fetch == "" {
 		c.Fetch = "fetch: {concurrency: 16, per_host_concurrency: 16, timeout: 10s}"
 	}
-	body := strings.Join([]string{"crawl: " + c.Crawl, c.Tracker, c.Scraper, c.Fetch, c.Saver, "log: {level: warn}"}, "\n") + "\n"
+	body := strings.Join([]string{"crawl: " + c.Crawl, c.Tracker, c.Scraper, c.Fetch, c.Saver, c.Limits, "log: {level: warn}"}, "\n") + "\n"
 	p := filepath.Join(dir, "crawl.yaml")
 	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
