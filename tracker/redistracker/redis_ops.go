@@ -121,13 +121,20 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 			})
 		}
 		more, _ := v[0].(int64)
+		if more >= 2 && len(out) > 0 {
+			// Refused after an earlier call of this Checkout leased some
+			// (a pause or another worker's checkout in between): the
+			// leases go to the caller, who would drop them with an error;
+			// its next Checkout hears the refusal.
+			break
+		}
 		switch more {
 		case 2:
-			return out, tracker.ErrPaused
+			return nil, tracker.ErrPaused
 		case 3:
-			return out, &tracker.LimitError{Limit: "max_pages", Value: r.opts.Limits.MaxPages}
+			return nil, &tracker.LimitError{Limit: "max_pages", Value: r.opts.Limits.MaxPages}
 		case 4:
-			return out, &tracker.LimitError{Limit: "max_bytes", Value: r.opts.Limits.MaxBytes}
+			return nil, &tracker.LimitError{Limit: "max_bytes", Value: r.opts.Limits.MaxBytes}
 		}
 		if more == 0 {
 			break
