@@ -2,7 +2,6 @@ package memtracker
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -13,37 +12,28 @@ import (
 // TestJournalBytes: the bytes done (max_bytes' count) survive a restart,
 // from the journal and from a snapshot, and a read-only look sees them.
 func TestJournalBytes(t *testing.T) {
-	for _, tt := range []struct {
-		name       string
-		compactMin int64
-	}{{"journal", 8 << 20}, {"compacting", 1}} {
-		t.Run(tt.name, func(t *testing.T) {
-			defer setCompactMin(tt.compactMin)()
-			ctx := context.Background()
-			path := filepath.Join(t.TempDir(), "state")
-			clock := trackertest.NewClock(time.Unix(1_900_000_000, 0))
-			m := openState(t, path, clock)
-			_, err := m.Add(ctx, []tracker.Item{{Key: "a"}, {Key: "b"}, {Key: "c"}})
-			mustOK(t, err)
-			ls, err := m.Checkout(ctx, "w", 3, time.Minute)
-			mustOK(t, err)
-			mustOK(t, m.Complete(ctx, []tracker.Completion{{Lease: ls[0], Bytes: 1000}, {Lease: ls[1]}}))
-			mustOK(t, m.Complete(ctx, []tracker.Completion{{Lease: ls[2], Bytes: 234}}))
-			mustOK(t, m.Close())
+	journalAndSnapshot(t, func(t *testing.T, ctx context.Context, path string, clock *trackertest.Clock) {
+		m := openState(t, path, clock)
+		_, err := m.Add(ctx, []tracker.Item{{Key: "a"}, {Key: "b"}, {Key: "c"}})
+		mustOK(t, err)
+		ls, err := m.Checkout(ctx, "w", 3, time.Minute)
+		mustOK(t, err)
+		mustOK(t, m.Complete(ctx, []tracker.Completion{{Lease: ls[0], Bytes: 1000}, {Lease: ls[1]}}))
+		mustOK(t, m.Complete(ctx, []tracker.Completion{{Lease: ls[2], Bytes: 234}}))
+		mustOK(t, m.Close())
 
-			m = openState(t, path, clock)
-			st, err := m.Stats(ctx)
-			mustOK(t, err)
-			mustOK(t, m.Close())
-			ro, err := OpenReadOnly(Config{StatePath: path, Options: tracker.Options{Limits: tracker.Limits{MaxBytes: 1234}}})
-			mustOK(t, err)
-			rst, err := ro.Stats(ctx)
-			mustOK(t, err)
-			mustOK(t, ro.Close())
-			if st.Bytes != 1234 || st.Done != 3 || rst.Bytes != 1234 || rst.LimitReached != "max_bytes 1234" {
-				t.Fatalf("after a restart: bytes %d, done %d; read-only: bytes %d, limit %q; want 1234, 3, 1234, max_bytes 1234",
-					st.Bytes, st.Done, rst.Bytes, rst.LimitReached)
-			}
-		})
-	}
+		m = openState(t, path, clock)
+		st, err := m.Stats(ctx)
+		mustOK(t, err)
+		mustOK(t, m.Close())
+		ro, err := OpenReadOnly(Config{StatePath: path, Options: tracker.Options{Limits: tracker.Limits{MaxBytes: 1234}}})
+		mustOK(t, err)
+		rst, err := ro.Stats(ctx)
+		mustOK(t, err)
+		mustOK(t, ro.Close())
+		if st.Bytes != 1234 || st.Done != 3 || rst.Bytes != 1234 || rst.LimitReached != "max_bytes 1234" {
+			t.Fatalf("after a restart: bytes %d, done %d; read-only: bytes %d, limit %q; want 1234, 3, 1234, max_bytes 1234",
+				st.Bytes, st.Done, rst.Bytes, rst.LimitReached)
+		}
+	})
 }

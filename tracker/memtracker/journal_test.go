@@ -135,6 +135,21 @@ func TestJournalRestart(t *testing.T) {
 	}
 }
 
+// journalAndSnapshot runs fn on a fresh state path twice: once where the
+// state stays in the journal, once where every frame compacts it into a
+// snapshot, so a test proves both load paths.
+func journalAndSnapshot(t *testing.T, fn func(t *testing.T, ctx context.Context, path string, clock *trackertest.Clock)) {
+	for _, tt := range []struct {
+		name       string
+		compactMin int64
+	}{{"journal", 8 << 20}, {"compacting", 1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			defer setCompactMin(tt.compactMin)()
+			fn(t, context.Background(), filepath.Join(t.TempDir(), "state"), trackertest.NewClock(time.Unix(1_900_000_000, 0)))
+		})
+	}
+}
+
 func setCompactMin(v int64) (restore func()) {
 	old := compactMin
 	compactMin = v

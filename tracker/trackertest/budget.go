@@ -55,43 +55,30 @@ func testLimitPagesConcurrent(e *env) {
 	e.add(numbered("p", 100)...)
 	var mu sync.Mutex
 	granted := map[string]bool{}
-	var wg sync.WaitGroup
-	errs := make(chan error, 8)
-	for w := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			worker := fmt.Sprint("w", w)
-			for {
-				ls, err := e.tr.Checkout(e.ctx, worker, 3, ttl)
-				if errors.Is(err, tracker.ErrLimitReached) {
-					return
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				mu.Lock()
-				for _, l := range ls {
-					granted[l.Key] = true
-				}
-				mu.Unlock()
-				cs := make([]tracker.Completion, len(ls))
-				for i, l := range ls {
-					cs[i] = tracker.Completion{Lease: l, Bytes: 1}
-				}
-				if err := e.tr.Complete(e.ctx, cs); err != nil {
-					errs <- err
-					return
-				}
+	e.concurrently(8, func(w int) error {
+		for range 100 { // bounded: each round takes at least one item or stops
+			ls, err := e.tr.Checkout(e.ctx, fmt.Sprint("w", w), 3, ttl)
+			if errors.Is(err, tracker.ErrLimitReached) {
+				return nil
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Fatalf("a worker: %v", err)
-	}
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			for _, l := range ls {
+				granted[l.Key] = true
+			}
+			mu.Unlock()
+			cs := make([]tracker.Completion, len(ls))
+			for i, l := range ls {
+				cs[i] = tracker.Completion{Lease: l, Bytes: 1}
+			}
+			if err := e.tr.Complete(e.ctx, cs); err != nil {
+				return err
+			}
+		}
+		return errors.New("no limit reached after 100 checkouts")
+	})
 	if len(granted) != 25 {
 		e.t.Fatalf("%d items granted under max_pages 25", len(granted))
 	}

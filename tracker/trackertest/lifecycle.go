@@ -92,54 +92,36 @@ func testInvalidItem(e *env) {
 func testConcurrentCheckout(e *env) {
 	const total, workers, batch = 2000, 16, 7
 	e.add(numbered("item-", total)...)
-	var (
-		mu    sync.Mutex
-		owner = map[string]string{}
-		wg    sync.WaitGroup
-		errs  = make(chan error, workers)
-	)
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := "w" + string(rune('a'+w))
-			for range total { // bounded: each round takes at least one item or stops
-				ls, err := e.tr.Checkout(e.ctx, name, batch, ttl)
-				if err != nil {
-					errs <- err
-					return
+	var mu sync.Mutex
+	owner := map[string]string{}
+	e.concurrently(workers, func(w int) error {
+		name := "w" + string(rune('a'+w))
+		for range total { // bounded: each round takes at least one item or stops
+			ls, err := e.tr.Checkout(e.ctx, name, batch, ttl)
+			if err != nil || len(ls) == 0 {
+				return err
+			}
+			mu.Lock()
+			for _, l := range ls {
+				if prev, dup := owner[l.Key]; dup {
+					mu.Unlock()
+					return errors.New(l.Key + " leased to " + prev + " and " + name)
 				}
-				if len(ls) == 0 {
-					return
-				}
-				mu.Lock()
-				for _, l := range ls {
-					if prev, dup := owner[l.Key]; dup {
-						mu.Unlock()
-						errs <- errors.New(l.Key + " leased to " + prev + " and " + name)
-						return
-					}
-					owner[l.Key] = name
-				}
-				mu.Unlock()
-				cs := make([]tracker.Completion, 0, len(ls))
-				for i, l := range ls {
-					if i%2 == 0 { // complete half at once, keep the rest leased
-						cs = append(cs, tracker.Completion{Lease: l})
-					}
-				}
-				if err := e.tr.Complete(e.ctx, cs); err != nil {
-					errs <- err
-					return
+				owner[l.Key] = name
+			}
+			mu.Unlock()
+			cs := make([]tracker.Completion, 0, len(ls))
+			for i, l := range ls {
+				if i%2 == 0 { // complete half at once, keep the rest leased
+					cs = append(cs, tracker.Completion{Lease: l})
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		e.t.Fatal(err)
-	}
+			if err := e.tr.Complete(e.ctx, cs); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	if len(owner) != total {
 		e.t.Fatalf("%d distinct items leased, want %d", len(owner), total)
 	}

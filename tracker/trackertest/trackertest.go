@@ -41,6 +41,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -309,6 +310,31 @@ func (e *env) drain(worker string, n int, limit int) map[string]int {
 	}
 	e.t.Fatalf("drain: still items pending after %d checkouts", limit)
 	return nil
+}
+
+// concurrently runs fn(0), ..., fn(n-1) at once, each in a goroutine of
+// its own (n workers), and fails the test with their errors.
+func (e *env) concurrently(n int, fn func(w int) error) {
+	e.t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := fn(w); err != nil {
+				errs <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		e.t.Errorf("worker: %v", err)
+	}
+	if e.t.Failed() {
+		e.t.FailNow()
+	}
 }
 
 func near(a, b time.Time) bool {
