@@ -98,7 +98,7 @@ func runColly(ctx context.Context, e *crawlEnv, out string) error {
 }
 
 func runDistscrapeMemory(ctx context.Context, e *crawlEnv, out string) error {
-	cfg, err := e.config(out, "memory", "", e.conc)
+	cfg, err := e.config(out, "memory", "", e.conc, e.conc)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func runDistscrapeMemory(ctx context.Context, e *crawlEnv, out string) error {
 func runDistscrapeRedis(ctx context.Context, e *crawlEnv, out string) error {
 	crawl := fmt.Sprintf("bench-%d", e.runs)
 	defer flushDB(context.WithoutCancel(ctx), e.redis.addr(), dbDistscrape)
-	cfg, err := e.config(out, "redis", crawl, e.conc/2)
+	cfg, err := e.config(out, "redis", crawl, e.conc/2, e.conc)
 	if err != nil {
 		return err
 	}
@@ -142,8 +142,10 @@ func runDistscrapeRedis(ctx context.Context, e *crawlEnv, out string) error {
 }
 
 // config writes a crawl config: link scraper from "/", file saver in mirror
-// layout, robots.txt obeyed (as Colly is told to), conc requests in flight.
-func (e *crawlEnv) config(out, kind, crawl string, conc int) (string, error) {
+// layout, robots.txt obeyed (as Colly is told to), conc requests in flight
+// per process and perHost to the site (per process on the memory tracker,
+// fleet-wide on Redis, where per_host_concurrency holds across workers).
+func (e *crawlEnv) config(out, kind, crawl string, conc, perHost int) (string, error) {
 	if crawl == "" {
 		crawl = fmt.Sprintf("bench-%d", e.runs)
 	}
@@ -153,7 +155,7 @@ func (e *crawlEnv) config(out, kind, crawl string, conc int) (string, error) {
 	}
 	y := "crawl: " + crawl + "\n" + tr +
 		"scraper:\n  kind: link\n  seeds: [\"" + e.base + "/\"]\n  link_regex: 'href=\"([^\"]+)\"'\n" +
-		fmt.Sprintf("fetch: {concurrency: %d, per_host_concurrency: %d, timeout: 30s, robots: true}\n", conc, conc) +
+		fmt.Sprintf("fetch: {concurrency: %d, per_host_concurrency: %d, timeout: 30s, robots: true}\n", conc, perHost) +
 		"saver: {kind: file, dir: " + fmt.Sprintf("%q", out) + ", layout: mirror}\n" +
 		"log: {level: warn, format: text}\n"
 	p := filepath.Join(e.work, fmt.Sprintf("crawl-%d.yaml", e.runs))
