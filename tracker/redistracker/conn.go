@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -73,31 +72,16 @@ func (r *Tracker) checkEveryMaster(ctx context.Context) error {
 		}
 		return r.checkPrimary(ctx, c, addr)
 	case *redis.ClusterClient:
-	default:
-		return fmt.Errorf("tracker: unsupported redis client %T: want a *redis.Client or a *redis.ClusterClient", r.c)
+		// The callbacks' errors name their node and are returned as they
+		// are (the cluster's slots were loaded by the Ping before).
+		return c.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
+			if err := r.checkEviction(ctx, m, m.Options().Addr); err != nil {
+				return err
+			}
+			return r.checkPrimary(ctx, m, m.Options().Addr)
+		})
 	}
-	cc := r.c.(*redis.ClusterClient)
-	var mu sync.Mutex
-	var first error
-	err := cc.ForEachMaster(ctx, func(ctx context.Context, c *redis.Client) error {
-		err := r.checkEviction(ctx, c, c.Options().Addr)
-		if err == nil {
-			err = r.checkPrimary(ctx, c, c.Options().Addr)
-		}
-		if err != nil {
-			mu.Lock()
-			first = err
-			mu.Unlock()
-		}
-		return err
-	})
-	if first != nil {
-		return first
-	}
-	if err != nil {
-		return fmt.Errorf("tracker: redis %s: %w", clientAddr(r.c), err)
-	}
-	return nil
+	return fmt.Errorf("tracker: unsupported redis client %T: want a *redis.Client or a *redis.ClusterClient", r.c)
 }
 
 // slotNode is the node that holds the crawl's hash slot, for the commands
