@@ -56,8 +56,8 @@ func clientAddr(c redis.UniversalClient) string {
 }
 
 // checkEveryMaster refuses an evicting policy or a replica on every node
-// that takes writes: on a cluster every master, since partitions may land
-// on any of them.
+// that takes writes: on a cluster every master, since a crawl's slot may
+// be on any of them, and move.
 func (r *Tracker) checkEveryMaster(ctx context.Context) error {
 	switch c := r.c.(type) {
 	case *redis.Client:
