@@ -92,14 +92,15 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 		for i, j := range ok {
 			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j)), Bytes: j.bytes}
 		}
-		accepted := false
+		accepted, epoch := false, uint64(0)
 		lost := m.retry(ctx, "complete", func(ctx context.Context) error {
+			epoch = m.sent.since()
 			err := m.tr.Complete(ctx, cs)
 			accepted = err == nil
 			return err
 		}, len(cs))
 		if accepted {
-			m.sent.accepted(cs)
+			m.sent.accepted(cs, epoch)
 		}
 		m.saved.Add(int64(len(cs) - lost))
 	}
@@ -175,6 +176,7 @@ func (m *Manager) retry(ctx context.Context, op string, fn func(context.Context)
 			m.log.Error("tracker unreachable; leases will expire and the items be redone", "op", op, "items", n, "err", err)
 			return 0
 		}
+		m.sent.forget()
 		d := b.next()
 		m.log.Warn("tracker call failed; retrying", "op", op, "items", n, "err", err, "in", d)
 		sleep(ctx, d)
@@ -205,6 +207,7 @@ func (m *Manager) heartbeat(ctx context.Context) {
 		_, err := m.tr.Extend(cctx, leases, m.cfg.LeaseTTL)
 		cancel()
 		if err != nil && ctx.Err() == nil {
+			m.sent.forget()
 			m.log.Warn("extending leases failed", "leases", len(leases), "err", err)
 		}
 	}

@@ -291,6 +291,7 @@ func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan
 			if errors.Is(err, tracker.ErrStateLost) {
 				return fmt.Errorf("manager: checkout: %w", err) // retrying cannot bring it back
 			}
+			m.sent.forget()
 			d := retry.next()
 			m.log.Warn("checkout failed; retrying", "err", err, "in", d)
 			sleep(ctx, d)

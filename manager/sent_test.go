@@ -15,14 +15,15 @@ func keysOf(items []tracker.Item) []string {
 	return out
 }
 
-func TestSentCache(t *testing.T) {
-	items := func(keys ...string) []tracker.Item {
-		var out []tracker.Item
-		for _, k := range keys {
-			out = append(out, tracker.Item{Key: k})
-		}
-		return out
+func items(keys ...string) []tracker.Item {
+	var out []tracker.Item
+	for _, k := range keys {
+		out = append(out, tracker.Item{Key: k})
 	}
+	return out
+}
+
+func TestSentCache(t *testing.T) {
 	tests := []struct {
 		name     string
 		max      int
@@ -39,7 +40,7 @@ func TestSentCache(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			c := newSentCache(tt.max)
 			for _, keys := range tt.accepted {
-				c.accepted([]tracker.Completion{{Discovered: items(keys...)}})
+				c.accepted([]tracker.Completion{{Discovered: items(keys...)}}, c.since())
 			}
 			in := items(tt.in...)
 			got := keysOf(c.filter(in))
@@ -48,6 +49,37 @@ func TestSentCache(t *testing.T) {
 			}
 			if !slices.Equal(keysOf(in), tt.in) {
 				t.Fatalf("filter changed its input: %v", keysOf(in))
+			}
+		})
+	}
+}
+
+// TestSentCacheForget: after a failed tracker call the cache forgets (the
+// tracker may come back from a failover or a restart without its last
+// writes), and a reply to a call sent before the forget is not recorded.
+func TestSentCacheForget(t *testing.T) {
+	accept := func(c *sentCache, epoch uint64) {
+		c.accepted([]tracker.Completion{{Discovered: items("a")}}, epoch)
+	}
+	tests := []struct {
+		name string
+		run  func(c *sentCache)
+		want []string // filter("a", "b")
+	}{
+		{"a forget empties the cache", func(c *sentCache) { accept(c, c.since()); c.forget() }, []string{"a", "b"}},
+		{"a reply sent before a forget is not recorded", func(c *sentCache) {
+			ep := c.since()
+			c.forget()
+			accept(c, ep)
+		}, []string{"a", "b"}},
+		{"replies after a forget are recorded", func(c *sentCache) { c.forget(); accept(c, c.since()) }, []string{"b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := newSentCache(10)
+			tt.run(c)
+			if got := keysOf(c.filter(items("a", "b"))); !slices.Equal(got, tt.want) {
+				t.Fatalf("filter(a, b) = %v, want %v", got, tt.want)
 			}
 		})
 	}

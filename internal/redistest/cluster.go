@@ -122,18 +122,27 @@ func (c *Cluster) Kill() {
 // Nodes are the masters then the replicas.
 func (c *Cluster) Nodes() []*Server { return append(append([]*Server{}, c.Masters...), c.Replicas...) }
 
-// WaitReady waits until every running node reports cluster_state:ok, all
-// slots assigned and every node known (a condition polled, not a sleep).
+// WaitReady waits until every node reports cluster_state:ok, all slots
+// assigned and every node known, and every replica has its master's data
+// (master_link_status:up: a replica that never synced refuses to fail
+// over). A condition polled, not a sleep.
 func (c *Cluster) WaitReady(ctx context.Context) error {
 	nodes := c.Nodes()
 	want := fmt.Sprintf("cluster_known_nodes:%d", len(nodes))
-	for _, s := range nodes {
+	for i, s := range nodes {
+		replica := i >= len(c.Masters)
 		cl := redis.NewClient(&redis.Options{Addr: s.Addr(), Password: c.opts.Node.Password, MaxRetries: -1})
 		var last string
 		for {
 			info, err := cl.ClusterInfo(ctx).Result()
+			if err == nil && replica {
+				var repl string
+				repl, err = cl.Info(ctx, "replication").Result()
+				info += repl
+			}
 			if err == nil && strings.Contains(info, "cluster_state:ok") &&
-				strings.Contains(info, "cluster_slots_ok:16384") && strings.Contains(info, want) {
+				strings.Contains(info, "cluster_slots_ok:16384") && strings.Contains(info, want) &&
+				(!replica || strings.Contains(info, "master_link_status:up")) {
 				break
 			}
 			last = fmt.Sprint(info, err)
