@@ -20,7 +20,7 @@ type FleetPermits interface {
 }
 
 // ErrFleetConcurrency is wrapped in the retryable *Error of a request that
-// found no free fleet-wide permit for its host within a request timeout.
+// found no free fleet-wide permit for its host within a permit's ttl.
 var ErrFleetConcurrency = errors.New("fetch: fleet per-host concurrency")
 
 // permitMargin is added to the request timeout to make a permit's ttl: a
@@ -39,16 +39,19 @@ const (
 )
 
 // fleetPermit takes a fleet-wide permit for u's host, waiting up to one
-// request timeout for one to come free; past that the item is retried
-// later rather than holding a worker's concurrency.
+// permit ttl for one to come free: every permit held when the wait began
+// has expired by then, a killed worker's included, so only live workers
+// that keep the host busy make the item wait longer (it is retried later,
+// rather than holding a worker's concurrency).
 func (c *Client) fleetPermit(ctx context.Context, u *url.URL) (func(), error) {
 	if c.cfg.Permits == nil {
 		return func() {}, nil
 	}
-	deadline := time.Now().Add(c.cfg.Timeout)
+	ttl := c.cfg.Timeout + permitMargin
+	deadline := time.Now().Add(ttl)
 	poll := permitPollMin
 	for {
-		release, ok, wait, err := c.cfg.Permits.AcquireHost(ctx, u.Host, c.cfg.PerHostConcurrency, c.cfg.Timeout+permitMargin)
+		release, ok, wait, err := c.cfg.Permits.AcquireHost(ctx, u.Host, c.cfg.PerHostConcurrency, ttl)
 		if err != nil {
 			return nil, &Error{reason: "fleet permits unavailable", URL: u.Redacted(), Err: errors.Join(ErrFleetConcurrency, err)}
 		}
