@@ -43,7 +43,7 @@ func New(cfg Config) (*Client, error) {
 		ExpectContinueTimeout:  time.Second,
 		IdleConnTimeout:        90 * time.Second,
 		MaxIdleConns:           max(100, 4*cfg.Concurrency),
-		MaxIdleConnsPerHost:    max(2, cfg.PerHostConcurrency),
+		MaxIdleConnsPerHost:    max(2, min(cfg.PerHostConcurrency, cfg.Concurrency)),
 		MaxResponseHeaderBytes: 1 << 20,
 		DisableCompression:     true, // we decode, within MaxBody
 	}

@@ -72,9 +72,9 @@ func (c Config) withDefaults() Config {
 	if c.PerHostConcurrency <= 0 {
 		c.PerHostConcurrency = DefaultPerHostConcurrency
 	}
-	if c.PerHostConcurrency > c.Concurrency {
-		c.PerHostConcurrency = c.Concurrency
-	}
+	// PerHostConcurrency is not cut to Concurrency: the global bound already
+	// holds in this process, and with Permits it is the whole fleet's bound,
+	// which may well exceed one worker's concurrency.
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultTimeout
 	}

@@ -30,6 +30,27 @@ func TestFleetPermitsHoldAcrossWorkers(t *testing.T) {
 	}
 }
 
+// The fleet's per-host bound is the configured one even when it is larger
+// than one worker's concurrency: two workers of concurrency 2 under a
+// fleet-wide 4 reach 4 in flight. (Clamping it to the worker's concurrency
+// made it 2 for the whole fleet and halved a Redis fleet's pages/s at 20 ms
+// latency in make bench.)
+func TestFleetPermitsAboveConcurrency(t *testing.T) {
+	tr := fleetTracker(t)
+	var s stamps
+	srv := newServer(t, s.handler(4))
+	var wg sync.WaitGroup
+	for range 2 {
+		c := newClient(t, Config{Concurrency: 2, PerHostConcurrency: 4, Permits: tr})
+		wg.Add(1)
+		go func() { defer wg.Done(); fetchAll(t, c, repeat(srv.URL+"/p", 6)) }()
+	}
+	wg.Wait()
+	if s.maxIn != 4 || len(s.at) != 12 {
+		t.Fatalf("%d requests, at most %d in flight at once; want 12, 4 at once (2 workers x concurrency 2, under the fleet's 4)", len(s.at), s.maxIn)
+	}
+}
+
 // A host whose permits are all held elsewhere (a killed worker's, until
 // they expire) is not waited on past a request timeout: the item is
 // retried later, and nothing is sent meanwhile.
