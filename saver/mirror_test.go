@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,6 +47,13 @@ func normalize(t testing.TB, raw string) string {
 // also the URL without the trailing slash (h/a, h/a/, h/a/index.html).
 func merged(a, b string, tar bool) bool {
 	canon := func(u string) string {
+		// Credentials are not part of a mirror name (they would put secrets
+		// in file names): URLs that differ only in them share the file,
+		// as docs/config.md says.
+		if pu, err := url.Parse(u); err == nil && pu.User != nil {
+			pu.User = nil
+			u = pu.String()
+		}
 		path, query, hasQuery := strings.Cut(u, "?")
 		path = strings.TrimSuffix(path, "index.html")
 		if tar && !hasQuery && !strings.HasSuffix(path, "://") {

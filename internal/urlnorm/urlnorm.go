@@ -176,6 +176,12 @@ func (o Options) normalizeURL(u *url.URL) error {
 	if u.Opaque != "" {
 		return fmt.Errorf("%w: no host", ErrInvalid)
 	}
+	// An empty userinfo ("http://@h/", "http://:@h/") names no credentials:
+	// it is the URL without one, and must be the same item (the mirror
+	// layout found the two sharing a file).
+	if pw, _ := u.User.Password(); u.User != nil && u.User.Username() == "" && pw == "" {
+		u.User = nil
+	}
 	host, err := normalizeHost(u.Hostname())
 	if err != nil {
 		return err
