@@ -90,8 +90,11 @@ func TestMirrorIntoWARC(t *testing.T) {
 // what the killed worker held.
 func TestWARCFleetKilledWorker(t *testing.T) {
 	site, cmd, cfg, dir := slowFleetCrawlTo(t, "5m", "saver: {kind: warc, dir: out}")
-	peer := cmd.Start(t, "worker", "-c", cfg, "--id", "peer")
+	// The victim first, alone until it has completed pages, so that it has
+	// written records when it dies (with the peer started first, the peer
+	// could complete those pages and the victim none: a flaky test).
 	victim := startMidCrawl(t, cmd, cfg, "victim")
+	peer := cmd.Start(t, "worker", "-c", cfg, "--id", "peer")
 	victim.Signal(syscall.SIGKILL)
 	<-victim.Done()
 	held := status(t, cmd, cfg).Leased // the victim's leases, and the peer's of the moment: a bound
