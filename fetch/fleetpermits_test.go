@@ -12,42 +12,35 @@ import (
 
 var _ FleetPermits = (*redistracker.Tracker)(nil)
 
-// Three workers, each allowed 2 requests in flight to a host, together
-// keep 2 in flight when they share the Redis tracker's permits, not 6.
+// Workers sharing the Redis tracker's permits keep the fleet's per-host
+// bound together: three workers each allowed 2 keep 2 in flight, not 6;
+// and the bound is the configured one even above a worker's concurrency
+// (two workers of concurrency 2 under a fleet-wide 4 reach 4: cutting it
+// to the worker's concurrency made it 2 for the whole fleet and halved a
+// Redis fleet's pages/s at 20 ms latency in make bench).
 func TestFleetPermitsHoldAcrossWorkers(t *testing.T) {
-	tr := fleetTracker(t)
-	var s stamps
-	srv := newServer(t, s.handler(2))
-	var wg sync.WaitGroup
-	for range 3 {
-		c := newClient(t, Config{Concurrency: 8, PerHostConcurrency: 2, Permits: tr})
-		wg.Add(1)
-		go func() { defer wg.Done(); fetchAll(t, c, repeat(srv.URL+"/p", 8)) }()
-	}
-	wg.Wait()
-	if s.maxIn != 2 || len(s.at) != 24 {
-		t.Fatalf("%d requests, at most %d in flight at once; want 24, at most 2 (the fleet's bound, reached)", len(s.at), s.maxIn)
-	}
-}
-
-// The fleet's per-host bound is the configured one even when it is larger
-// than one worker's concurrency: two workers of concurrency 2 under a
-// fleet-wide 4 reach 4 in flight. (Clamping it to the worker's concurrency
-// made it 2 for the whole fleet and halved a Redis fleet's pages/s at 20 ms
-// latency in make bench.)
-func TestFleetPermitsAboveConcurrency(t *testing.T) {
-	tr := fleetTracker(t)
-	var s stamps
-	srv := newServer(t, s.handler(4))
-	var wg sync.WaitGroup
-	for range 2 {
-		c := newClient(t, Config{Concurrency: 2, PerHostConcurrency: 4, Permits: tr})
-		wg.Add(1)
-		go func() { defer wg.Done(); fetchAll(t, c, repeat(srv.URL+"/p", 6)) }()
-	}
-	wg.Wait()
-	if s.maxIn != 4 || len(s.at) != 12 {
-		t.Fatalf("%d requests, at most %d in flight at once; want 12, 4 at once (2 workers x concurrency 2, under the fleet's 4)", len(s.at), s.maxIn)
+	for _, tc := range []struct {
+		name                      string
+		workers, conc, perHost, n int
+	}{
+		{"three workers, bound 2", 3, 8, 2, 8},
+		{"bound above a worker's concurrency", 2, 2, 4, 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tr := fleetTracker(t)
+			var s stamps
+			srv := newServer(t, s.handler(tc.perHost))
+			var wg sync.WaitGroup
+			for range tc.workers {
+				c := newClient(t, Config{Concurrency: tc.conc, PerHostConcurrency: tc.perHost, Permits: tr})
+				wg.Add(1)
+				go func() { defer wg.Done(); fetchAll(t, c, repeat(srv.URL+"/p", tc.n)) }()
+			}
+			wg.Wait()
+			if want := tc.workers * tc.n; s.maxIn != tc.perHost || len(s.at) != want {
+				t.Fatalf("%d requests, at most %d in flight at once; want %d, at most %d (the fleet's bound, reached)", len(s.at), s.maxIn, want, tc.perHost)
+			}
+		})
 	}
 }
 

@@ -7,8 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -47,48 +45,6 @@ func outcome(t *testing.T, err error) Outcome {
 		t.Fatalf("error %v (%T) carries no Outcome", err, err)
 	}
 	return o
-}
-
-// recorder is a server on 127.0.0.1 that records every request (method,
-// host, URI) and answers with handle; with a nil handle it is a proxy that
-// never forwards (502): whatever reaches it would have reached the target.
-type recorder struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []string
-}
-
-func newRecorder(t *testing.T, handle http.HandlerFunc) *recorder {
-	r := &recorder{}
-	r.Server = newServer(t, http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.seen = append(r.seen, req.Method+" "+req.Host+req.URL.RequestURI())
-		r.mu.Unlock()
-		if handle == nil {
-			http.Error(w, "recorder: not forwarded", http.StatusBadGateway)
-			return
-		}
-		handle(w, req)
-	}))
-	return r
-}
-
-// Seen lists the requests received.
-func (r *recorder) Seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.seen...)
-}
-
-// count is how many requests went to paths starting with prefix.
-func (r *recorder) count(prefix string) int {
-	n := 0
-	for _, s := range r.Seen() {
-		if _, uri, _ := strings.Cut(s, "/"); strings.HasPrefix("/"+uri, prefix) {
-			n++
-		}
-	}
-	return n
 }
 
 func newServer(t *testing.T, h http.Handler) *httptest.Server {

@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"net/url"
 	"testing"
+
+	"github.com/distscrape/distscrape/internal/recorder"
 )
 
 // metadataSpellings is the class of ways to write a metadata address in a
@@ -84,7 +86,7 @@ func TestParseIPv4Loose(t *testing.T) {
 // directly and through a proxy: each is refused before any connection, and
 // the proxy never hears of it. A spelling of another address goes through.
 func TestMetadataSpellingsRefused(t *testing.T) {
-	proxy := newRecorder(t, nil) // a proxy that never forwards
+	proxy := recorder.Start(t, nil) // a proxy that never forwards
 	clients := map[string]*Client{
 		"direct": newClient(t, Config{}),
 		"proxy":  newClient(t, Config{Proxies: []string{proxy.URL}}),

@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/distscrape/distscrape/internal/recorder"
 )
 
 // TestRobotsRedirectStaysOnHost: a robots.txt redirect is followed on its
@@ -12,7 +14,7 @@ import (
 // the same machine, an internal service) is never requested, and counts as
 // "unavailable" (RFC 9309: allow all).
 func TestRobotsRedirectStaysOnHost(t *testing.T) {
-	internal := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+	internal := recorder.Start(t, func(w http.ResponseWriter, r *http.Request) {
 		w.Write([]byte("User-agent: *\nDisallow: /\n"))
 	})
 	tests := []struct {
@@ -37,7 +39,7 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var srvURL string
-			srv := newRecorder(t, func(w http.ResponseWriter, r *http.Request) {
+			srv := recorder.Start(t, func(w http.ResponseWriter, r *http.Request) {
 				switch r.URL.Path {
 				case "/robots.txt":
 					http.Redirect(w, r, tt.location(srvURL), http.StatusMovedPermanently)
@@ -60,7 +62,7 @@ func TestRobotsRedirectStaysOnHost(t *testing.T) {
 					t.Fatalf("Fetch: %v, want %q", err, tt.reason)
 				}
 			}
-			if n := internal.count("/internal-admin") + srv.count("/internal-admin"); n != 0 {
+			if n := internal.Count("/internal-admin") + srv.Count("/internal-admin"); n != 0 {
 				t.Fatalf("the robots.txt redirect reached /internal-admin %d times", n)
 			}
 		})

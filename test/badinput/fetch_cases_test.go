@@ -3,58 +3,13 @@ package badinput
 import (
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/distscrape/distscrape/internal/recorder"
 	"github.com/distscrape/distscrape/test/testbin"
 )
-
-// recorder is an HTTP server on 127.0.0.1 that records every request it
-// gets (method, host, URI) and answers with handle (nil: 502, nothing
-// forwarded): as a proxy, whatever reaches it would have reached the
-// target; as an internal service, whatever reaches it is an SSRF.
-type recorder struct {
-	*httptest.Server
-	mu   sync.Mutex
-	seen []string
-}
-
-func startRecorder(b *bench, handle http.HandlerFunc) *recorder {
-	r := &recorder{}
-	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
-		r.mu.Lock()
-		r.seen = append(r.seen, req.Method+" "+req.Host+req.URL.RequestURI())
-		r.mu.Unlock()
-		if handle == nil {
-			http.Error(w, "recorder: not forwarded", http.StatusBadGateway)
-			return
-		}
-		handle(w, req)
-	}))
-	b.t.Cleanup(r.Close)
-	return r
-}
-
-// Seen lists the requests received.
-func (r *recorder) Seen() []string {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return append([]string(nil), r.seen...)
-}
-
-// seenPath counts the requests for paths starting with prefix.
-func (r *recorder) seenPath(prefix string) int {
-	n := 0
-	for _, s := range r.Seen() {
-		if _, uri, _ := strings.Cut(s, "/"); strings.HasPrefix("/"+uri, prefix) {
-			n++
-		}
-	}
-	return n
-}
 
 // badLocations are Location values no URL parser accepts, one per way
 // parsing fails.
@@ -104,11 +59,11 @@ func robotsRedirect(name string, target func(site, internal string) string) host
 	return hostile{
 		name: "fetch/robots.txt redirect to " + name,
 		run: func(b *bench) testbin.Result {
-			internal := startRecorder(b, func(w http.ResponseWriter, r *http.Request) {
+			internal := recorder.Start(b.t, func(w http.ResponseWriter, r *http.Request) {
 				w.Write([]byte("User-agent: *\nDisallow: /\n"))
 			})
-			var site *recorder
-			site = startRecorder(b, func(w http.ResponseWriter, r *http.Request) {
+			var site *recorder.Recorder
+			site = recorder.Start(b.t, func(w http.ResponseWriter, r *http.Request) {
 				if r.URL.Path == "/robots.txt" {
 					http.Redirect(w, r, target(site.URL, internal.URL), http.StatusMovedPermanently)
 					return
@@ -120,7 +75,7 @@ func robotsRedirect(name string, target func(site, internal string) string) host
 				fetchSite(w, r)
 			})
 			b.t.Cleanup(func() {
-				if n := internal.seenPath("/internal-admin") + site.seenPath("/internal-admin"); n != 0 || b.t.Failed() {
+				if n := internal.Count("/internal-admin") + site.Count("/internal-admin"); n != 0 || b.t.Failed() {
 					b.t.Errorf("/internal-admin requested %d times; internal service saw %v, site saw %v", n, internal.Seen(), site.Seen())
 				}
 			})
@@ -147,13 +102,13 @@ func metadataCase(viaProxy bool) hostile {
 	if viaProxy {
 		name = "through a proxy"
 	}
-	var proxy *recorder
+	var proxy *recorder.Recorder
 	return hostile{
 		name: "fetch/metadata address spellings " + name,
 		run: func(b *bench) testbin.Result {
 			fetchCfg := "fetch: {robots: false, timeout: 5s}"
 			if viaProxy {
-				proxy = startRecorder(b, nil)
+				proxy = recorder.Start(b.t, nil)
 				fetchCfg = fmt.Sprintf("fetch: {robots: false, timeout: 5s, proxies: [%q]}", proxy.URL)
 			}
 			seeds := make([]string, len(metadataSpellings))
@@ -186,7 +141,7 @@ func siteCase(name string, paths []string, reason, scraperExtra, fetchCfg string
 	return hostile{
 		name: "fetch/" + name,
 		run: func(b *bench) testbin.Result {
-			site := startRecorder(b, fetchSite)
+			site := recorder.Start(b.t, fetchSite)
 			seeds := []string{fmt.Sprintf("%q", site.URL+"/ok")}
 			for _, p := range paths {
 				seeds = append(seeds, fmt.Sprintf("%q", site.URL+p))

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/distscrape/distscrape/internal/recorder"
 	"github.com/distscrape/distscrape/test/testbin"
 )
 
@@ -36,8 +37,8 @@ func gzipOf(data []byte) []byte {
 
 // sitemapSite serves /ok, /listed, the good sitemap and the bad one
 // (body(base) with header h), and a robots.txt naming both.
-func sitemapSite(b *bench, bad func(base string) ([]byte, http.Header)) *recorder {
-	return startRecorder(b, func(w http.ResponseWriter, r *http.Request) {
+func sitemapSite(b *bench, bad func(base string) ([]byte, http.Header)) *recorder.Recorder {
+	return recorder.Start(b.t, func(w http.ResponseWriter, r *http.Request) {
 		base := "http://" + r.Host
 		switch r.URL.Path {
 		case "/robots.txt":
@@ -65,7 +66,7 @@ func sitemapSite(b *bench, bad func(base string) ([]byte, http.Header)) *recorde
 }
 
 func sitemapCase(name, why string, bad func(base string) ([]byte, http.Header)) []hostile {
-	config := func(b *bench, site *recorder) string {
+	config := func(b *bench, site *recorder.Recorder) string {
 		return b.config("crawl: sitemaps", b.memoryTracker(""),
 			fmt.Sprintf("scraper: {kind: link, seeds: [%q], sitemaps: true}", site.URL+"/ok"),
 			"fetch: {max_body: 8MiB}", "saver: {kind: none}")
@@ -123,7 +124,7 @@ func sitemapCases() []hostile {
 			})
 			r := b.exec(time.Minute, "crawl", "-c", b.config("crawl: sitemaps", b.memoryTracker(""),
 				fmt.Sprintf("scraper: {kind: link, seeds: [%q], sitemaps: true}", site.URL+"/ok"), "saver: {kind: none}"))
-			if n := site.seenPath("/bad.xml"); n != 1 {
+			if n := site.Count("/bad.xml"); n != 1 {
 				b.t.Errorf("the looping index was fetched %d times, want once", n)
 			}
 			return r
