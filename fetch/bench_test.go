@@ -11,7 +11,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
+
+	"github.com/distscrape/distscrape/test/fixturesite"
 )
 
 // BenchmarkFetch is the client's overhead and throughput against a local
@@ -54,17 +55,7 @@ func BenchmarkFetch(b *testing.B) {
 // up front.
 func BenchmarkLyingContentLength(b *testing.B) {
 	const conc = 64
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Length", strconv.Itoa(64<<20))
-		w.WriteHeader(http.StatusOK)
-		for range 10 {
-			if _, err := w.Write([]byte("x")); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			time.Sleep(100 * time.Millisecond)
-		}
-	}))
+	srv := httptest.NewServer(http.HandlerFunc(fixturesite.LyingContentLength))
 	defer srv.Close()
 	c, err := New(Config{Concurrency: conc, PerHostConcurrency: conc})
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
 
@@ -37,16 +38,7 @@ func fetchSite(w http.ResponseWriter, r *http.Request) {
 			fmt.Fprintf(w, `<a href="/%s%d">x</a>`+"\n", strings.Repeat("a", 16), i)
 		}
 	case strings.HasPrefix(p, "/liar/"):
-		// Announces 64 MiB, sends ten bytes, one per 100 ms, then closes.
-		w.Header().Set("Content-Length", strconv.Itoa(64<<20))
-		w.WriteHeader(http.StatusOK)
-		for range 10 {
-			if _, err := w.Write([]byte("x")); err != nil {
-				return
-			}
-			w.(http.Flusher).Flush()
-			time.Sleep(100 * time.Millisecond)
-		}
+		fixturesite.LyingContentLength(w, r)
 	default:
 		http.NotFound(w, r)
 	}
