@@ -63,7 +63,28 @@ type Item struct {
 	Key      string // the URL or ID; never empty
 	Depth    int    // hops from a seed (link crawls); 0 for seeds and IDs
 	Attempts int    // attempts so far; ignored by Add
+	// Priority orders checkout: higher levels first (0..MaxPriority; 0, the
+	// default, is the lowest), with a guard that the lowest still advances.
+	Priority int
+	// Labels travel with the item (scraper.labels, seed --label) into what
+	// the savers write; an engine stores them as small per-crawl IDs.
+	Labels []string
 }
+
+// MaxPriority is the highest Item.Priority: a fixed, small number of levels
+// keeps checkout O(batch).
+const MaxPriority = 9
+
+// Validators are what a response said to identify its body, kept for a
+// revisited item so the next fetch is conditional (If-None-Match,
+// If-Modified-Since) and a 304 costs no body.
+type Validators struct {
+	ETag         string `json:"etag,omitempty"`
+	LastModified string `json:"last_modified,omitempty"`
+}
+
+// IsZero says there is nothing to send.
+func (v Validators) IsZero() bool { return v.ETag == "" && v.LastModified == "" }
 
 // Range is the numeric IDs Lo..Hi, both inclusive. A range is stored as one
 // entry and carved into single-ID leases at checkout; each ID is then
@@ -83,6 +104,11 @@ type Lease struct {
 	Worker   string     // who holds it
 	Token    LeaseToken // fencing token
 	Deadline time.Time  // the lease expires after this instant unless extended
+	// Validators of the item's last visit, for a revisit (zero otherwise).
+	Validators Validators
+	// Visits counts the earlier completed visits of a revisited item (0 on
+	// the first visit).
+	Visits int
 }
 
 // Completion is a lease finished successfully, with the items found in it.
@@ -92,6 +118,14 @@ type Completion struct {
 	// Bytes is what the item weighed (the body saved), counted towards
 	// Limits.MaxBytes and Stats.Bytes; never negative.
 	Bytes int64
+	// Revisit, when positive, makes the item due again this long after now
+	// (a scraper.revisit rule matched); only such items carry a due time.
+	Revisit time.Duration
+	// Validators of this visit's response, kept with a revisited item.
+	Validators Validators
+	// Unchanged says the revisit answered 304 Not Modified: counted in
+	// Stats.Unchanged, nothing saved again.
+	Unchanged bool
 }
 
 // Failure is a lease that did not succeed.
@@ -119,6 +153,13 @@ type RequeueOptions struct {
 	Worker string
 	// Failed requeues the dead letters, with their attempts reset.
 	Failed bool
+	// Keys requeues these dead letters only (with Failed).
+	Keys []string
+	// Match keeps, with Failed, the dead letters whose key or reason
+	// contains it (FailedQuery.Match's rule).
+	Match string
+	// Label keeps, with Failed, the dead letters that carry this label.
+	Label string
 	// Limit bounds how many items are moved; 0 means all.
 	Limit int
 }
@@ -131,9 +172,13 @@ type Stats struct {
 	Delayed int64 `json:"delayed"`
 	Done    int64 `json:"done"`
 	Failed  int64 `json:"failed"`
-	Added   int64 `json:"added"`   // distinct items ever added
-	Bytes   int64 `json:"bytes"`   // Completion.Bytes of the items done
-	Workers int64 `json:"workers"` // workers seen within the last lease TTL
+	Added   int64 `json:"added"` // distinct items ever added
+	Bytes   int64 `json:"bytes"` // Completion.Bytes of the items done
+	// Unchanged counts revisits answered 304 (each also counted in Done).
+	Unchanged int64 `json:"unchanged,omitempty"`
+	// Revisits is how many done items carry a revisit due time.
+	Revisits int64 `json:"revisits,omitempty"`
+	Workers  int64 `json:"workers"` // workers seen within the last lease TTL
 	// NextDue is when the first delayed item is due (zero: none delayed),
 	// so an operator can tell a crawl waiting on retries from a stuck one.
 	NextDue time.Time `json:"next_due,omitzero"`
@@ -236,6 +281,19 @@ type Inspector interface {
 	// Workers lists the workers seen within WorkerMemory lease TTLs, the
 	// most recently seen first: O(workers), never a scan of the queue.
 	Workers(ctx context.Context) ([]WorkerStats, error)
+	// Lookup returns one item's state in O(1), or a bounded look at the head
+	// of the queue; ErrNotFound if the crawl never saw the key.
+	Lookup(ctx context.Context, key string) (ItemState, error)
+	// FailedPage returns one page of dead letters, filtered, in O(page)
+	// (plus what the filter skips).
+	FailedPage(ctx context.Context, q FailedQuery) (FailedPage, error)
+	// Hosts returns up to n hosts, the busiest (most pending, then in
+	// flight) first, from bounded samples (HostSample).
+	Hosts(ctx context.Context, n int) ([]HostStats, error)
+	// Recrawl puts done items back to pending for a new pass, one batch per
+	// call (resumable with the returned cursor), without forgetting what
+	// dedup knows of discoveries.
+	Recrawl(ctx context.Context, opt RecrawlOptions) (RecrawlProgress, error)
 }
 
 // Engine is a complete tracker implementation: both sides of the contract.

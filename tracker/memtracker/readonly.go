@@ -109,3 +109,23 @@ func (r *ReadOnly) Pause(context.Context, string) error { return tracker.ErrRead
 
 // Resume implements tracker.Inspector: a read-only tracker refuses it.
 func (r *ReadOnly) Resume(context.Context, string) error { return tracker.ErrReadOnly }
+
+// Lookup implements tracker.Inspector.
+func (r *ReadOnly) Lookup(ctx context.Context, key string) (tracker.ItemState, error) {
+	return r.m.Lookup(ctx, key)
+}
+
+// FailedPage implements tracker.Inspector.
+func (r *ReadOnly) FailedPage(ctx context.Context, q tracker.FailedQuery) (tracker.FailedPage, error) {
+	return r.m.FailedPage(ctx, q)
+}
+
+// Hosts implements tracker.Inspector.
+func (r *ReadOnly) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error) {
+	return r.m.Hosts(ctx, n)
+}
+
+// Recrawl returns tracker.ErrReadOnly.
+func (r *ReadOnly) Recrawl(context.Context, tracker.RecrawlOptions) (tracker.RecrawlProgress, error) {
+	return tracker.RecrawlProgress{}, tracker.ErrReadOnly
+}
