@@ -50,6 +50,18 @@ type Page struct {
 	// Content-Encoding (Header then says which); nil when Body is what came
 	// over the wire.
 	WireBody []byte
+
+	// Labels are the item's labels (scraper.labels, seed --label): savers
+	// keep them where a reader finds them (manifest, PAX header, WARC
+	// header, S3 metadata).
+	Labels []string
+	// Visit counts the item's earlier completed visits: 0 on the first, n on
+	// the nth revisit. A saver that keeps versions keeps the earlier ones.
+	Visit int
+	// Unchanged says a revisit answered 304 Not Modified: Body is empty and
+	// there is no new version. Savers that only store bodies skip it; the
+	// WARC saver writes a revisit record.
+	Unchanged bool
 }
 
 // MetaHeaders are the response headers that the file, tar, Redis and S3
