@@ -194,6 +194,13 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 			return nil, next, nil
 		}
 	}
+	if resp.StatusCode == http.StatusNotModified && Conditional(req) {
+		// The answer asked for, not a failure: no body, and the caller
+		// keeps what it has (Response.NotModified).
+		drain(resp.Body)
+		return &Response{URL: u, Status: resp.StatusCode, Header: resp.Header, FetchedAt: time.Now(), Request: req,
+			Proto: resp.Proto, Reason: reason(resp.Status), RemoteAddr: cp.remote}, nil, nil
+	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		drain(resp.Body)
 		return nil, nil, statusError(resp, time.Now())

@@ -25,7 +25,7 @@ import (
 // Response is a fetched page, its body read in full (within the size limit).
 type Response struct {
 	URL         *url.URL // final URL, after redirects
-	Status      int      // always 2xx: other statuses are errors
+	Status      int      // 2xx, or 304 for a conditional request (NotModified): other statuses are errors
 	Header      http.Header
 	ContentType string // media type without parameters, lower case; sniffed when the header is missing
 	Body        []byte // decoded (decompressed) body
@@ -49,4 +49,17 @@ type Response struct {
 	// decoded and Config.KeepWireBody is set; nil otherwise (Body is then
 	// what came over the wire).
 	WireBody []byte
+}
+
+// NotModified says the server answered 304 Not Modified to a conditional
+// request (Conditional): the body the caller has is current; Body is empty.
+// A 304 to a request that was not conditional is an error (a final "http
+// 304"), as it answers nothing that was asked.
+func (r *Response) NotModified() bool { return r.Status == http.StatusNotModified }
+
+// Conditional says req asks for a body only if it changed: it carries
+// If-None-Match or If-Modified-Since (set them on the request given to
+// Client.Fetch; redirects keep them).
+func Conditional(req *http.Request) bool {
+	return req.Header.Get("If-None-Match") != "" || req.Header.Get("If-Modified-Since") != ""
 }

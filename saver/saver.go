@@ -59,9 +59,26 @@ type Page struct {
 	// the nth revisit. A saver that keeps versions keeps the earlier ones.
 	Visit int
 	// Unchanged says a revisit answered 304 Not Modified: Body is empty and
-	// there is no new version. Savers that only store bodies skip it; the
-	// WARC saver writes a revisit record.
+	// there is no new version. The manager hands such a page only to a
+	// saver that records it (UnchangedRecorder: the WARC saver's revisit
+	// record); a saver that stores bodies never sees one.
 	Unchanged bool
+}
+
+// UnchangedRecorder is a Saver that records revisits answered 304
+// (Page.Unchanged), such as a WARC revisit record. The manager saves an
+// unchanged page only to a saver that implements it and returns true, so a
+// saver that keeps bodies cannot replace the last version with nothing; a
+// wrapper of savers answers for what it wraps.
+type UnchangedRecorder interface {
+	Saver
+	RecordsUnchanged() bool
+}
+
+// RecordsUnchanged says whether s wants pages with Page.Unchanged set.
+func RecordsUnchanged(s Saver) bool {
+	r, ok := s.(UnchangedRecorder)
+	return ok && r.RecordsUnchanged()
 }
 
 // MetaHeaders are the response headers that the file, tar, Redis and S3

@@ -33,6 +33,11 @@ const (
 	// MinLeaseTTL is the shortest lease Checkout and Extend grant: the Redis
 	// engine keeps deadlines in whole milliseconds.
 	MinLeaseTTL = time.Millisecond
+	// MaxLabels is the most labels one item carries, MaxLabelLen the
+	// longest label in bytes: labels travel with every lease and land in
+	// archive headers, so they stay few and short.
+	MaxLabels   = 16
+	MaxLabelLen = 64
 )
 
 // ItemError is an item a tracker refuses, with the reason;
@@ -100,13 +105,51 @@ func ValidateKey(key string) error {
 	return nil
 }
 
-// ValidateItem checks its key (ValidateKey) and its depth (0..MaxDepth).
+// ValidateItem checks its key (ValidateKey), its depth (0..MaxDepth), its
+// priority (0..MaxPriority) and its labels (at most MaxLabels, each
+// ValidateLabel's).
 func ValidateItem(it Item) error {
 	if err := ValidateKey(it.Key); err != nil {
 		return err
 	}
 	if it.Depth < 0 || it.Depth > MaxDepth {
 		return &ItemError{Key: it.Key, Reason: fmt.Sprintf("depth %d outside 0..%d", it.Depth, MaxDepth)}
+	}
+	if it.Priority < 0 || it.Priority > MaxPriority {
+		return &ItemError{Key: it.Key, Reason: fmt.Sprintf("priority %d outside 0..%d", it.Priority, MaxPriority)}
+	}
+	if len(it.Labels) > MaxLabels {
+		return &ItemError{Key: it.Key, Reason: fmt.Sprintf("%d labels, more than the limit of %d", len(it.Labels), MaxLabels)}
+	}
+	for _, l := range it.Labels {
+		if err := ValidateLabel(l); err != nil {
+			return &ItemError{Key: it.Key, Reason: err.Error()}
+		}
+	}
+	return nil
+}
+
+// ErrInvalidLabel is wrapped in the error of a label ValidateLabel refuses.
+var ErrInvalidLabel = errors.New("tracker: invalid label")
+
+// ValidateLabel reports whether l can be a label: 1 to MaxLabelLen ASCII
+// letters, digits, '.', '-' and '_', not starting with '.' or '-'. Labels
+// go as they are into tar PAX and WARC headers (a comma-separated list), S3
+// metadata (ASCII only) and command lines, so nothing there needs quoting.
+func ValidateLabel(l string) error {
+	switch {
+	case l == "":
+		return fmt.Errorf("%w: empty label", ErrInvalidLabel)
+	case len(l) > MaxLabelLen:
+		return fmt.Errorf("%w: label %s of %d bytes, longer than the limit of %d", ErrInvalidLabel, quoteKey(l), len(l), MaxLabelLen)
+	case l[0] == '.' || l[0] == '-':
+		return fmt.Errorf("%w: label %q starts with %q", ErrInvalidLabel, l, l[:1])
+	}
+	for i := 0; i < len(l); i++ {
+		c := l[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return fmt.Errorf("%w: label %q: %q at byte %d (letters, digits, '.', '-' and '_' only)", ErrInvalidLabel, l, l[i:i+1], i)
+		}
 	}
 	return nil
 }
