@@ -83,7 +83,8 @@ type options struct {
 }
 
 // Fetch sends req and returns the page, its body read in full. Any failure
-// is an *Error (see Outcome): a non-2xx answer is an error, never a Response.
+// is an *Error (see Outcome): a non-2xx answer is an error, never a Response,
+// except a 304 to a conditional request (Response.NotModified).
 // Config.Timeout bounds each hop, not the wait for a free per-host slot.
 func (c *Client) Fetch(ctx context.Context, req *http.Request) (*Response, error) {
 	if c.closed.Load() {
