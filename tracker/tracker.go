@@ -64,7 +64,8 @@ type Item struct {
 	Depth    int    // hops from a seed (link crawls); 0 for seeds and IDs
 	Attempts int    // attempts so far; ignored by Add
 	// Priority orders checkout: higher levels first (0..MaxPriority; 0, the
-	// default, is the lowest), with a guard that the lowest still advances.
+	// default, is the lowest), with a guard that the lowest still advances
+	// (StarveEvery). Retries, requeues and carved IDs keep their level.
 	Priority int
 	// Labels travel with the item (scraper.labels, seed --label) into what
 	// the savers write; an engine stores them as small per-crawl IDs.
@@ -74,6 +75,15 @@ type Item struct {
 // MaxPriority is the highest Item.Priority: a fixed, small number of levels
 // keeps checkout O(batch).
 const MaxPriority = 9
+
+// StarveEvery is the starvation guard of priorities: while two or more
+// levels hold pending items, every StarveEvery-th lease Checkout grants
+// comes from the lowest of them, so of any StarveEvery consecutive leases
+// at least one is from the lowest non-empty level. The other leases come
+// from the highest non-empty level. Leases granted while only one level
+// holds items do not count. Both engines apply the same rule; the leases of
+// one Checkout come grouped by level, the highest first.
+const StarveEvery = 8
 
 // Validators are what a response said to identify its body, kept for a
 // revisited item so the next fetch is conditional (If-None-Match,
@@ -290,6 +300,11 @@ type Inspector interface {
 	// Hosts returns up to n hosts, the busiest (most pending, then in
 	// flight) first, from bounded samples (HostSample).
 	Hosts(ctx context.Context, n int) ([]HostStats, error)
+	// LabelStats returns the counts of the items that carry label: Pending,
+	// Leased, Delayed, Done, Failed and Added (the other fields zero), in
+	// O(1): the engines keep per-label counters, updated for labeled items
+	// only. A label the crawl never saw counts zero everywhere.
+	LabelStats(ctx context.Context, label string) (Stats, error)
 	// Recrawl puts done items back to pending for a new pass, one batch per
 	// call (resumable with the returned cursor), without forgetting what
 	// dedup knows of discoveries.

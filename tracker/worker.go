@@ -38,6 +38,11 @@ func ValidateWorker(name string) error {
 // ValidateRequeue checks Requeue's options: the worker, when one is named,
 // by ValidateWorker (it names a Redis key of the crawl).
 func ValidateRequeue(opt RequeueOptions) error {
+	if opt.Label != "" {
+		if err := ValidateLabel(opt.Label); err != nil {
+			return fmt.Errorf("%w: requeue: %w", ErrInvalidArgument, err)
+		}
+	}
 	if opt.Worker == "" {
 		return nil
 	}

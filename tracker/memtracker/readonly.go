@@ -125,6 +125,11 @@ func (r *ReadOnly) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error
 	return r.m.Hosts(ctx, n)
 }
 
+// LabelStats implements tracker.Inspector.
+func (r *ReadOnly) LabelStats(ctx context.Context, label string) (tracker.Stats, error) {
+	return r.m.LabelStats(ctx, label)
+}
+
 // Recrawl returns tracker.ErrReadOnly.
 func (r *ReadOnly) Recrawl(context.Context, tracker.RecrawlOptions) (tracker.RecrawlProgress, error) {
 	return tracker.RecrawlProgress{}, tracker.ErrReadOnly
