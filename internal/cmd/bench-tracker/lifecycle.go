@@ -128,3 +128,67 @@ func (b *bench) serverCPU() (float64, error) {
 	}
 	return parseFloat(field(v, "used_cpu_user")) + parseFloat(field(v, "used_cpu_sys")), nil
 }
+
+// lifeSplitRounds is the batches of the per-script split: enough that the
+// INFO calls around each phase are noise.
+const lifeSplitRounds = 2000
+
+// lifecycleSplit is where redis_cpu_us_per_item goes: the same batches of
+// 64 run one phase at a time (all the adds, then the checkouts, then the
+// completions), each phase's redis-server CPU divided by its items. One
+// goroutine: the figures are CPU, not wall time.
+func (b *bench) lifecycleSplit(int) error {
+	tr, err := b.open("split", nil)
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	items := make([]tracker.Item, lifeBatch)
+	var leases [][]tracker.Lease
+	phases := []struct {
+		name string
+		run  func(round int) error
+	}{
+		{"add", func(round int) error {
+			for i := range items {
+				items[i] = tracker.Item{Key: url("split", round*lifeBatch+i)}
+			}
+			_, err := tr.Add(b.ctx, items)
+			return err
+		}},
+		{"checkout", func(int) error {
+			ls, err := tr.Checkout(b.ctx, "split", lifeBatch, time.Hour)
+			if err == nil && len(ls) != lifeBatch {
+				err = fmt.Errorf("checkout: %d leases, want %d", len(ls), lifeBatch)
+			}
+			leases = append(leases, ls)
+			return err
+		}},
+		{"complete", func(round int) error {
+			cs := make([]tracker.Completion, len(leases[round]))
+			for i, l := range leases[round] {
+				cs[i] = tracker.Completion{Lease: l}
+			}
+			return tr.Complete(b.ctx, cs)
+		}},
+	}
+	line := "# redis-server CPU per item by script (batches of 64, one phase at a time):"
+	for _, p := range phases {
+		cpu0, err := b.serverCPU()
+		if err != nil {
+			return err
+		}
+		for round := range lifeSplitRounds {
+			if err := p.run(round); err != nil {
+				return fmt.Errorf("lifecycle split, %s: %w", p.name, err)
+			}
+		}
+		cpu1, err := b.serverCPU()
+		if err != nil {
+			return err
+		}
+		line += fmt.Sprintf(" %s %.2f µs", p.name, (cpu1-cpu0)*1e6/(lifeSplitRounds*lifeBatch))
+	}
+	fmt.Println(line)
+	return tr.Reset(b.ctx)
+}
