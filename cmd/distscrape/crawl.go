@@ -32,6 +32,8 @@ Example:
 		Flags: []cli.Flag{configFlag,
 			idFlag,
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
+			&cli.StringFlag{Name: "dashboard", Usage: "serve the web dashboard of this crawl on `HOST:PORT` while it runs (see distscrape dashboard)"},
+			tokenFlag,
 		},
 		Action: func(c *cli.Context) error { return runWorker(c, true) },
 	}
@@ -113,6 +115,13 @@ func runWorker(c *cli.Context, single bool) error {
 		}
 		defer metricsLn.Close()
 	}
+	var dashLn net.Listener
+	if single && c.String("dashboard") != "" {
+		if dashLn, err = dashboardListen(c, cfg); err != nil {
+			return err
+		}
+		defer dashLn.Close()
+	}
 	log = log.With("crawl", cfg.Crawl)
 
 	tr, seeded, err := joinCrawl(ctx, cfg, log)
@@ -120,6 +129,17 @@ func runWorker(c *cli.Context, single bool) error {
 		return err
 	}
 	defer tr.Close()
+	if dashLn != nil {
+		dctx, stopDash := context.WithCancel(context.WithoutCancel(ctx))
+		dashDone := make(chan struct{})
+		go func() {
+			defer close(dashDone)
+			if err := serveDashboard(dctx, dashLn, cfg, tr, false, false); err != nil {
+				log.Error("dashboard stopped", "err", err)
+			}
+		}()
+		defer func() { stopDash(); <-dashDone }()
+	}
 	if single {
 		if err := requireItems(ctx, tr); err != nil {
 			return err

@@ -30,6 +30,8 @@ type Config struct {
 	Limits  Limits  `yaml:"limits"`
 	Log     Log     `yaml:"log"`
 	Metrics Metrics `yaml:"metrics"`
+	// Dashboard is `distscrape dashboard` (and `crawl --dashboard`).
+	Dashboard Dashboard `yaml:"dashboard"`
 
 	secrets []string // the values of ${VAR} references: see Redactor
 }
@@ -138,6 +140,14 @@ type Log struct {
 // Metrics exposes Prometheus metrics.
 type Metrics struct {
 	Addr string `yaml:"addr"` // e.g. 127.0.0.1:9108; "" = off
+}
+
+// Dashboard secures the web dashboard.
+type Dashboard struct {
+	// Token is required of every request when set; a dashboard that
+	// listens beyond loopback refuses to start without one. Write it as
+	// ${VAR} to keep it out of the file; 16 to 256 printable ASCII bytes.
+	Token string `yaml:"token"`
 }
 
 // Size is a byte count written with units in YAML ("64MiB", "10MB", "512").

@@ -23,6 +23,9 @@ func (c *Config) Redacted() *Config {
 		r.Fetch.Proxies[i] = red.URL(r.Fetch.Proxies[i])
 	}
 	r.Scraper.DownloadURLFmt = red.String(r.Scraper.DownloadURLFmt)
+	if r.Dashboard.Token != "" {
+		r.Dashboard.Token = redact.Mark
+	}
 	for _, list := range [][]string{r.Scraper.Seeds, r.Scraper.Scope.Prefixes} {
 		for i := range list {
 			list[i] = red.String(list[i])
@@ -40,7 +43,13 @@ func (c *Config) Redacted() *Config {
 // Redactor hides the secrets of this config (the values of its ${VAR}
 // references) and the rest of the redaction policy, for everything the
 // program prints or stores about the crawl.
-func (c *Config) Redactor() *redact.Redactor { return redact.New(c.secrets...) }
+func (c *Config) Redactor() *redact.Redactor {
+	secrets := c.secrets
+	if c.Dashboard.Token != "" { // a secret even when written in the file
+		secrets = append(secrets[:len(secrets):len(secrets)], c.Dashboard.Token)
+	}
+	return redact.New(secrets...)
+}
 
 // Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {

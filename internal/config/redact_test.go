@@ -97,3 +97,32 @@ func TestEnvValuesAreSecrets(t *testing.T) {
 		t.Errorf("error %v", err)
 	}
 }
+
+// TestDashboardTokenIsSecret: dashboard.token, written in the file or from
+// ${VAR}, is hidden by Redacted and by the config's Redactor.
+func TestDashboardTokenIsSecret(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ name, yaml string }{
+		{"literal", "crawl: x\nscraper: {seeds: ['https://example.org/']}\ndashboard: {token: d4shb0ard-t0ken-literal}\n"},
+		{"variable", "crawl: x\nscraper: {seeds: ['https://example.org/']}\ndashboard: {token: '${DASH_TOKEN}'}\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			c, err := parse([]byte(tc.yaml), "d.yaml", envOf(map[string]string{"DASH_TOKEN": "d4shb0ard-t0ken-from-env"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tok := c.Dashboard.Token
+			out, err := Marshal(c.Redacted())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(string(out), tok) || !strings.Contains(string(out), "token: xxxxx") {
+				t.Errorf("redacted config:\n%s", out)
+			}
+			if got := c.Redactor().String("a log line with " + tok); strings.Contains(got, tok) {
+				t.Errorf("Redactor kept the token: %q", got)
+			}
+		})
+	}
+}

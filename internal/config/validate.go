@@ -56,6 +56,24 @@ func (c *Config) validate(p *problems) {
 	if a := c.Metrics.Addr; a != "" {
 		checkHostPort(p, "metrics.addr", a)
 	}
+	if t := c.Dashboard.Token; t != "" {
+		checkToken(p, "dashboard.token", t)
+	}
+}
+
+// checkToken wants a token a browser and a shell carry intact and an
+// attacker cannot guess by trying: its value is never printed.
+func checkToken(p *problems, path, t string) {
+	switch {
+	case len(t) < 16:
+		p.add(path, "%d bytes: want at least 16 (e.g. openssl rand -hex 16)", len(t))
+	case len(t) > 256:
+		p.add(path, "%d bytes: want at most 256", len(t))
+	case strings.IndexFunc(t, func(r rune) bool { return r <= ' ' || r > '~' }) >= 0:
+		p.add(path, "contains a space, control or non-ASCII character: want printable ASCII (it travels in an HTTP header and a cookie)")
+	case strings.ContainsAny(t, `";,\`):
+		p.add(path, `contains one of " ; , \: they cannot travel in a cookie`)
+	}
 }
 
 func (t *Tracker) validate(p *problems) {
@@ -244,4 +262,12 @@ func checkHostPort(p *problems, path, addr string) {
 	if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
 		p.add(path, "port %s is not a number from 0 to 65535", quote(port))
 	}
+}
+
+// ValidateToken checks a dashboard token given outside the file (--token)
+// by dashboard.token's rule.
+func ValidateToken(t string) error {
+	p := &problems{}
+	checkToken(p, "dashboard.token", t)
+	return p.err()
 }
