@@ -66,7 +66,7 @@ func perSecond(from, to sample) float64 {
 // [unix seconds, pages/s] points.
 func (r *ring) series(step int) [][2]float64 {
 	out := make([][2]float64, 0, r.n/step+1)
-	for i := step; i < r.n; i += step {
+	for i := (r.n-1)%step + step; i < r.n; i += step { // the last point is now
 		a, b := r.at(i-step), r.at(i)
 		out = append(out, [2]float64{float64(b.at.Unix()), round1(perSecond(a, b))})
 	}
@@ -78,22 +78,22 @@ func round1(f float64) float64 { return float64(int64(f*10+0.5)) / 10 }
 // Snapshot is what every page receives each Interval (GET /api/state, and
 // each event of /api/events).
 type Snapshot struct {
-	At       time.Time `json:"at"`
-	Crawl    string    `json:"crawl"`
-	ReadOnly bool      `json:"read_only"`
+	At       time.Time     `json:"at"`
+	Crawl    string        `json:"crawl"`
+	ReadOnly bool          `json:"read_only"`
 	Stats    tracker.Stats `json:"stats"`
 	// RateNow is pages/s over the last 5 s (what drops to 0 on a pause),
 	// RateMinute over the last minute, RateStart since the dashboard
 	// started (its first sample).
-	RateNow    float64 `json:"rate_now"`
-	RateMinute float64 `json:"rate_minute"`
-	RateStart  float64 `json:"rate_start"`
+	RateNow    float64   `json:"rate_now"`
+	RateMinute float64   `json:"rate_minute"`
+	RateStart  float64   `json:"rate_start"`
 	Since      time.Time `json:"since"`
 	// ETA is the seconds left at RateMinute; -1 when unknown.
-	ETA     float64        `json:"eta"`
-	Workers []workerView   `json:"workers"`
-	Series  [][2]float64   `json:"series"` // the last hour, 10-sample steps
-	Error   string         `json:"error,omitempty"`
+	ETA     float64      `json:"eta"`
+	Workers []workerView `json:"workers"`
+	Series  [][2]float64 `json:"series"` // the last hour, 10-sample steps
+	Error   string       `json:"error,omitempty"`
 }
 
 // workerView is one worker as the workers table shows it.
@@ -130,7 +130,7 @@ func (s *Server) tick(ctx context.Context, now time.Time) {
 	snap.RateNow, snap.RateMinute = round1(r.rate(rateWindowNow)), round1(r.rate(time.Minute))
 	if r.n > 0 {
 		snap.Since = r.at(0).at.UTC()
-		snap.RateStart = round1(r.rate(time.Duration(1<<62)))
+		snap.RateStart = round1(r.rate(time.Duration(1 << 62)))
 	}
 	if left := st.Pending + st.Leased + st.Delayed; err == nil && snap.RateMinute > 0 {
 		snap.ETA = float64(int64(float64(left) / snap.RateMinute))
