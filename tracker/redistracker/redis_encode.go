@@ -76,3 +76,10 @@ func hugeFingerprint(key string) tracker.Fingerprint {
 func fpParts(fp tracker.Fingerprint, base uint) (x uint64, member int64) {
 	return fp.Hi & (1<<40 - 1), int64(fp.Hi>>base | fp.Lo<<(64-base))
 }
+
+// leaseRecord is the record checkout.lua keeps for the lease l (lib.lua's
+// record: "attempts:depth:#worker:<worker><key>"). complete.lua takes a
+// lease whose stored record equals it as held with one comparison.
+func leaseRecord(l tracker.Lease) string {
+	return strconv.Itoa(l.Attempts) + ":" + strconv.Itoa(l.Depth) + ":" + strconv.Itoa(len(l.Worker)) + ":" + l.Worker + l.Key
+}

@@ -95,29 +95,28 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 	}
 	var out []tracker.Lease
 	for call := 0; call < maxCalls && len(out) < n; call++ {
-		nonce := make([]byte, 8)
-		_, _ = rand.Read(nonce) // never fails
 		now := r.opts.Clock.Now()
-		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker),
-			n-len(out), ttl.Milliseconds(), worker, hex.EncodeToString(nonce)+".", r.opts.RequeueBatch, scanBudget,
+		want := n - len(out)
+		args := append(make([]any, 0, 9+want), want, ttl.Milliseconds(), worker, r.opts.RequeueBatch, scanBudget,
 			r.seenID(), r.freshID, r.opts.Limits.MaxPages, r.opts.Limits.MaxBytes)
+		args, tokens := appendTokens(args, want)
+		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker), args...)
 		if err != nil {
 			return out, err
 		}
 		v, _ := res.([]any)
-		if len(v) < 2 || (len(v)-2)%4 != 0 {
+		if len(v) < 2 || (len(v)-2)%3 != 0 || (len(v)-2)/3 > want {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
-		for i := 2; i+3 < len(v); i += 4 {
-			token, _ := v[i].(string)
-			key, _ := v[i+1].(string)
-			depth, _ := v[i+2].(int64)
-			attempts, _ := v[i+3].(int64)
+		for i := 2; i+2 < len(v); i += 3 {
+			key, _ := v[i].(string)
+			depth, _ := v[i+1].(int64)
+			attempts, _ := v[i+2].(int64)
 			out = append(out, tracker.Lease{
 				Item:   tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
-				Worker: worker, Token: tracker.LeaseToken(token), Deadline: deadline,
+				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/3]), Deadline: deadline,
 			})
 		}
 		more, _ := v[0].(int64)
@@ -199,12 +198,12 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 		return err
 	}
 	for _, c := range cs {
-		if len(args) > 0 && len(args)+4+4*len(c.Discovered) > argsChunk {
+		if len(args) > 0 && len(args)+6+4*len(c.Discovered) > argsChunk {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Bytes, len(c.Discovered))
+		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Lease.Worker, leaseRecord(c.Lease), c.Bytes, len(c.Discovered))
 		for _, it := range c.Discovered {
 			args = r.appendItem(args, it)
 		}
@@ -289,6 +288,21 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 		}
 	}
 	return total, nil
+}
+
+// appendTokens appends n fresh lease tokens to args (checkout.lua's
+// ARGV[15...]) and returns them too: a random prefix per call, unique in
+// the fleet, and a counter.
+func appendTokens(args []any, n int) ([]any, []string) {
+	nonce := make([]byte, 8)
+	_, _ = rand.Read(nonce) // never fails
+	prefix := hex.EncodeToString(nonce) + "."
+	tokens := make([]string, n)
+	for i := range tokens {
+		tokens[i] = prefix + strconv.Itoa(i+1)
+		args = append(args, tokens[i])
+	}
+	return args, tokens
 }
 
 func appendStrings(dst []string, res any) []string {

@@ -204,8 +204,8 @@ func TestRedisLayout(t *testing.T) {
 	leases, records := b.getZSet(p+"leases"), b.getHash(p+"lease")
 	wantRec := map[string]string{"https://a.example/": "1:0:2:w1https://a.example/", "deep": "1:2:2:w1deep"}
 	for _, l := range ls {
-		if leases[string(l.Token)] != deadline || records[string(l.Token)] != wantRec[l.Key] {
-			t.Fatalf("lease %s: zset %d record %q; want %d %q", l.Key, leases[string(l.Token)], records[string(l.Token)], deadline, wantRec[l.Key])
+		if leases[string(l.Token)] != deadline || records[string(l.Token)] != wantRec[l.Key] || leaseRecord(l) != wantRec[l.Key] {
+			t.Fatalf("lease %s: zset %d record %q (Go's leaseRecord %q); want %d %q", l.Key, leases[string(l.Token)], records[string(l.Token)], leaseRecord(l), deadline, wantRec[l.Key])
 		}
 	}
 	if toks, _ := b.c.SMembers(b.ctx, p+"wl:w1").Result(); len(toks) != 2 {

@@ -3,13 +3,14 @@
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
 -- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>; KEYS[12] paused.
--- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 token prefix (random per
---   call); 10 requeue batch; 11 scan budget (range IDs looked at, at most);
---   12 the crawl id seen, 13 a fresh id (check_crawl: a crawl seeded before
---   records existed gets one); 14 max pages, 15 max bytes (tracker.Limits,
---   0 = unlimited).
--- Returns {more, crawl id, token1, key1, depth1, attempts1, ...}; more is 1
---   when the scan budget ran out before n items were found (seen IDs of a
+-- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 requeue batch; 10 scan
+--   budget (range IDs looked at, at most); 11 the crawl id seen, 12 a fresh id
+--   (check_crawl: a crawl seeded before records existed gets one); 13 max
+--   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
+--   lease tokens (unique: the Go side makes them, a random prefix per call
+--   and a counter, where Lua would format each with string.format).
+-- Returns {more, crawl id, key1, depth1, attempts1, ...}, the i-th lease's
+--   token is ARGV[14+i]; more is 1 when the scan budget ran out before n items were found (seen IDs of a
 --   range were skipped): call again; 2 when the crawl is paused (no leases;
 --   expired leases and due retries still move, the worker is still seen); 3
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
@@ -21,10 +22,11 @@
 --   calls per batch, not per item.
 local n = tonumber(ARGV[6])
 local deadline = itoa(NOW + tonumber(ARGV[7]))
-local worker, tprefix = ARGV[8], ARGV[9]
-local rq = tonumber(ARGV[10])
-local budget = tonumber(ARGV[11])
-local id = check_crawl(ARGV[12], ARGV[13], false)
+local worker = ARGV[8]
+local make_record = record_head(worker)
+local rq = tonumber(ARGV[9])
+local budget = tonumber(ARGV[10])
+local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
 requeue_expired(rq)
@@ -38,7 +40,7 @@ end
 -- The limits, as tracker.Limits.Room: at most max pages − done − leased
 -- leases (expired ones just requeued are no longer leased: D.leased), none
 -- once the bytes done reach max bytes. O(1).
-local max_pages, max_bytes = tonumber(ARGV[14]), tonumber(ARGV[15])
+local max_pages, max_bytes = tonumber(ARGV[13]), tonumber(ARGV[14])
 if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
   local c = redis.call('HMGET', K_STATS, 'done', 'leased', 'bytes')
   local left = max_pages - tonumber(c[1] or '0') - tonumber(c[2] or '0') - D.leased
@@ -54,17 +56,18 @@ local count = 0
 local recs, zargs, toks = {}, {}, {}
 local function lease(key, depth, attempts)
   count = count + 1
-  local token = tprefix .. itoa(count)
+  local token = ARGV[14 + count]
   attempts = attempts + 1
-  recs[#recs + 1] = token
-  recs[#recs + 1] = record(key, depth, attempts, worker)
-  zargs[#zargs + 1] = deadline
-  zargs[#zargs + 1] = token
-  toks[#toks + 1] = token
-  out[#out + 1] = token
-  out[#out + 1] = key
-  out[#out + 1] = depth
-  out[#out + 1] = attempts
+  local r = 2 * count
+  recs[r - 1] = token
+  recs[r] = make_record(key, depth, attempts)
+  zargs[r - 1] = deadline
+  zargs[r] = token
+  toks[count] = token
+  r = 3 * count
+  out[r] = key
+  out[r + 1] = depth
+  out[r + 2] = attempts
 end
 
 local function skipped(k)

@@ -1,18 +1,21 @@
 -- complete.lua: mark held leases done and add the items discovered in them,
 -- atomically: a lost lease changes nothing and its discoveries are dropped.
 -- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; then per completion: token, key, bytes
---   (tracker.Completion.Bytes, counted in stats' bytes), m (discoveries),
---   then m × (kind, a, b, entry) as in add.lua.
+-- ARGV: lib.lua's 1-5; then per completion: token, key, worker, record (the
+--   lease's record as checkout wrote it, lib.lua's record; Go's leaseRecord),
+--   bytes (tracker.Completion.Bytes, counted in stats' bytes), m
+--   (discoveries), then m × (kind, a, b, entry) as in add.lua.
 -- Returns the keys of the lost leases.
--- Cost: O(completions + discoveries).
+-- Cost: O(completions + discoveries). A lease whose stored record is the
+--   one the caller sends is held (one string comparison: Lua strings are
+--   interned); any other is checked as held() does.
 local lost = {}
 -- First pass: read every lease record in one HMGET.
 local toks = {}
 local i = 6
 while i <= #ARGV do
   toks[#toks + 1] = ARGV[i]
-  i = i + 4 + tonumber(ARGV[i + 3]) * 4
+  i = i + 6 + tonumber(ARGV[i + 5]) * 4
 end
 for c = 1, #toks, 1000 do
   local d = math.min(c + 999, #toks)
@@ -21,14 +24,19 @@ for c = 1, #toks, 1000 do
 end
 i = 6
 while i <= #ARGV do
-  local token, key, bytes, m = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 2]), tonumber(ARGV[i + 3])
-  i = i + 4
-  local l = held(token, key)
-  if l then
-    drop_lease(token, l.worker)
-    worker_count(l.worker, 'done', 1)
+  local token, key, worker, m = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 5])
+  local bytes = ARGV[i + 4]
+  local ok = REC[token] == ARGV[i + 3] and not DROPPED[token]
+  if not ok then
+    local l = held(token, key)
+    if l then ok, worker = true, l.worker end
+  end
+  i = i + 6
+  if ok then
+    drop_lease(token, worker)
+    worker_count(worker, 'done', 1)
     D.done = D.done + 1
-    D.bytes = D.bytes + bytes
+    if bytes ~= '0' then D.bytes = D.bytes + tonumber(bytes) end
     for j = i, i + (m - 1) * 4, 4 do
       add_item(ARGV[j], ARGV[j + 1], ARGV[j + 2], ARGV[j + 3])
     end

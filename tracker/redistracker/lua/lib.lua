@@ -67,6 +67,27 @@ local function record(key, depth, attempts, worker)
   return itoa(attempts) .. ':' .. itoa(depth) .. ':' .. itoa(#worker) .. ':' .. worker .. key
 end
 
+-- record_head returns a function of (key, depth, attempts) making the
+-- records of worker's leases (record's format), each head formatted once: a
+-- batch's items mostly share depth and attempts, and string.format is the
+-- costly part of a record.
+local function record_head(worker)
+  local heads, wlen = {}, ':' .. itoa(#worker) .. ':' .. worker
+  return function(key, depth, attempts)
+    local byd = heads[depth]
+    if not byd then
+      byd = {}
+      heads[depth] = byd
+    end
+    local h = byd[attempts]
+    if not h then
+      h = itoa(attempts) .. ':' .. itoa(depth) .. wlen
+      byd[attempts] = h
+    end
+    return h .. key
+  end
+end
+
 local function parse_record(rec)
   local a, d, n, p = string.match(rec, '^(%d+):(%d+):(%d+):()')
   n = tonumber(n)
