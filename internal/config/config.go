@@ -67,6 +67,32 @@ type Scraper struct {
 	RegexTimeout   time.Duration `yaml:"regex_timeout"` // default 1s
 	MaxLinks       int           `yaml:"max_links"`     // discovered items kept per page; default 10000
 	ContentTypes   []string      `yaml:"content_types"` // extract from these media types; default DefaultContentTypes (html, xhtml, xml, text, json, css)
+
+	// Rules by item key (regexes in the syntax above, matched anywhere in
+	// the key): see scraper.RulesConfig.
+	Revisit      []RevisitRule  `yaml:"revisit"`       // done items matching are due again after every; the first match decides
+	Labels       []LabelRule    `yaml:"labels"`        // items matching get the labels; every match adds
+	Priority     []PriorityRule `yaml:"priority"`      // items matching get the priority (0..9, higher first); the first match decides
+	BreadthFirst bool           `yaml:"breadth_first"` // items no priority rule matches: 9 minus depth (shallower first)
+}
+
+// RevisitRule is one scraper.revisit entry.
+type RevisitRule struct {
+	Match string        `yaml:"match"` // required
+	Every time.Duration `yaml:"every"` // required; 1s to 365 days
+}
+
+// LabelRule is one scraper.labels entry.
+type LabelRule struct {
+	Match   string   `yaml:"match"`   // required
+	Labels  []string `yaml:"labels"`  // required; 1 to 16 of [A-Za-z0-9._-], 64 bytes at most each
+	Inherit bool     `yaml:"inherit"` // the labels also pass to what a labelled item discovers, and on down
+}
+
+// PriorityRule is one scraper.priority entry.
+type PriorityRule struct {
+	Match    string `yaml:"match"`    // required
+	Priority int    `yaml:"priority"` // 0..9
 }
 
 // Scope limits which links a link crawl follows.

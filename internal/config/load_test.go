@@ -62,6 +62,10 @@ func TestFullValues(t *testing.T) {
 		{"exclude keeps $", c.Scraper.Scope.ExcludeRegex, `\.(?:jpg|png)$`},
 		{"saver path", c.Saver.Path, "out/{crawl}-{worker}.tar.zst"},
 		{"limits.max_pages", c.Limits.MaxPages, int64(1_000_000)},
+		{"revisit", c.Scraper.Revisit, []RevisitRule{{Match: `^https://example\.org/news/`, Every: time.Hour}}},
+		{"labels", c.Scraper.Labels, []LabelRule{{Match: "/docs/", Labels: []string{"docs", "v2"}, Inherit: true}}},
+		{"priority", c.Scraper.Priority, []PriorityRule{{Match: `\.html$`, Priority: 7}, {Match: "/old/"}}},
+		{"breadth_first", c.Scraper.BreadthFirst, true},
 		{"limits.max_bytes", c.Limits.MaxBytes, 3 * GiB / 2},
 	}
 	for _, ch := range checks {

@@ -32,6 +32,11 @@ scraper:
   regex_timeout: 1s
   max_links: 500
   content_types: [text/html]
+  revisit: [{match: '^https://example\.org/news/', every: 1h}]
+  labels:
+    - {match: '/docs/', labels: [docs, v2], inherit: true}
+  priority: [{match: '\.html$', priority: 7}, {match: '/old/', priority: 0}]
+  breadth_first: true
 fetch:
   concurrency: 64
   per_host_concurrency: 8

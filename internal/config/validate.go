@@ -146,6 +146,7 @@ func (s *Scraper) validate(p *problems) {
 	checkRegex(p, "scraper.validate.must_not_match", s.Validate.MustNotMatch)
 	durRange(p, "scraper.regex_timeout", s.RegexTimeout, time.Millisecond, time.Minute)
 	intRange(p, "scraper.max_links", s.MaxLinks, 1, 1_000_000)
+	s.validateRules(p)
 	for i, ct := range s.ContentTypes {
 		path := "scraper.content_types[" + strconv.Itoa(i) + "]"
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || !strings.Contains(mt, "/") {
