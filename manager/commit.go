@@ -90,7 +90,8 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 	if len(ok) > 0 {
 		cs := make([]tracker.Completion, len(ok))
 		for i, j := range ok {
-			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j)), Bytes: j.bytes}
+			cs[i] = tracker.Completion{Lease: j.lease, Discovered: m.sent.filter(m.validItems(j)), Bytes: j.bytes,
+				Revisit: j.revisit, Validators: j.validators, Unchanged: j.unchanged}
 		}
 		accepted, epoch := false, uint64(0)
 		lost := m.retry(ctx, "complete", func(ctx context.Context) error {

@@ -72,6 +72,20 @@ type Config struct {
 	// is logged at warn level like a final failure: a dead letter deserves
 	// a line. 0: only final outcomes (404, ...) are warned about.
 	MaxAttempts int
+	// Rules, when set, says what the crawl's rules make of an item by its
+	// key: the labels and priority of what a page discovers, and when a
+	// done item is due again (scraper.Rules is one, from the config's
+	// scraper.labels, priority and revisit).
+	Rules Rules
+}
+
+// Rules decides per item what a crawl's rules say (scraper.Rules is one).
+// An error is the page's (a fetch.Final "regex timeout", say).
+type Rules interface {
+	// Discovered sets the labels and priority of the items found in parent.
+	Discovered(ctx context.Context, parent tracker.Item, found []tracker.Item) ([]tracker.Item, error)
+	// Revisit is how long after this visit item is due again; 0: never.
+	Revisit(ctx context.Context, item tracker.Item) (time.Duration, error)
 }
 
 func (c Config) withDefaults() Config {
@@ -109,6 +123,7 @@ type Summary struct {
 	Failed     int64         `json:"failed"`     // items reported as failed (retryable or final)
 	Released   int64         `json:"released"`   // leases handed back unstarted
 	LeaseLost  int64         `json:"lease_lost"` // results dropped because the lease had moved on
+	Unchanged  int64         `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
 	Discovered int64         `json:"discovered"` // items found (before deduplication)
 	Bytes      int64         `json:"bytes"`      // body bytes fetched
 	Elapsed    time.Duration `json:"elapsed_ns"`
@@ -123,7 +138,7 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
-	fetched, saved, failed, released, lost, discovered, bytes atomic.Int64
+	fetched, saved, failed, released, lost, discovered, bytes, unchanged atomic.Int64
 
 	mu   sync.Mutex
 	held map[tracker.LeaseToken]*job // leases checked out and not yet reported back
@@ -148,15 +163,18 @@ func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg
 type job struct {
 	lease      tracker.Lease
 	discovered []tracker.Item
-	bytes      int64 // the body's size, for the tracker's max_bytes
-	err        error // nil: fetched, scraped and saved (not yet flushed)
-	release    bool  // not processed (shutdown): hand the lease back
+	bytes      int64              // the body's size, for the tracker's max_bytes
+	revisit    time.Duration      // Completion.Revisit
+	validators tracker.Validators // Completion.Validators
+	unchanged  bool               // a 304: Completion.Unchanged
+	err        error              // nil: fetched, scraped and saved (not yet flushed)
+	release    bool               // not processed (shutdown): hand the lease back
 }
 
 // Progress returns the counters so far; safe to call while Run runs.
 func (m *Manager) Progress() Summary {
 	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
-		Released: m.released.Load(), LeaseLost: m.lost.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load()}
+		Released: m.released.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load()}
 }
 
 // Run works the crawl until it is done (with ExitWhenDone) or ctx is
@@ -388,6 +406,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		j.err = fmt.Errorf("build request: %w", err)
 		return
 	}
+	conditional(req, j.lease.Validators)
 	resp, err := m.fe.Fetch(ctx, req)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -400,13 +419,30 @@ func (m *Manager) process(ctx context.Context, j *job) {
 	}
 	m.fetched.Add(1)
 	m.bytes.Add(int64(len(resp.Body)))
+	if m.cfg.Rules != nil {
+		if j.revisit, err = m.cfg.Rules.Revisit(ctx, item); err != nil {
+			j.err = err
+			m.observe(err, resp)
+			return
+		}
+	}
+	if j.revisit > 0 {
+		j.validators = validatorsOf(resp, j.lease.Validators)
+	}
+	if resp.NotModified() {
+		m.unchangedPage(ctx, j, resp)
+		return
+	}
 	found, err := m.sc.Scrape(ctx, item, resp)
+	if err == nil && m.cfg.Rules != nil {
+		found, err = m.cfg.Rules.Discovered(ctx, item, found)
+	}
 	if err != nil {
 		j.err = err
 		m.observe(err, resp)
 		return
 	}
-	page := pageOf(item.Key, resp)
+	page := pageOf(j.lease, resp)
 	if err := m.sv.Save(ctx, page); err != nil {
 		j.err = fmt.Errorf("save: %w", err)
 		// The page is fine, the store is not (disk full, S3 down): the
@@ -438,9 +474,10 @@ func (m *Manager) observe(err error, resp *fetch.Response) {
 }
 
 // pageOf is what the saver gets of a response: the body and the exchange
-// behind it, as an archive records it.
-func pageOf(key string, resp *fetch.Response) *saver.Page {
-	p := &saver.Page{Key: key, URL: resp.URL.String(), Status: resp.Status,
+// behind it, as an archive records it, and the item's labels and visits.
+func pageOf(lease tracker.Lease, resp *fetch.Response) *saver.Page {
+	p := &saver.Page{Key: lease.Key, Labels: lease.Labels, Visit: lease.Visits, Unchanged: resp.NotModified(),
+		URL: resp.URL.String(), Status: resp.Status,
 		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body,
 		Proto: resp.Proto, Reason: resp.Reason, Header: resp.Header, RemoteAddr: resp.RemoteAddr, WireBody: resp.WireBody}
 	if resp.Request != nil {

@@ -17,12 +17,12 @@ import (
 type recordingSaver struct {
 	saver.Saver
 	mu    sync.Mutex
-	pages []saver.Page
+	saved []saver.Page
 }
 
 func (r *recordingSaver) Save(ctx context.Context, p *saver.Page) error {
 	r.mu.Lock()
-	r.pages = append(r.pages, *p)
+	r.saved = append(r.saved, *p)
 	r.mu.Unlock()
 	return r.Saver.Save(ctx, p)
 }
@@ -35,10 +35,10 @@ func TestPagesCarryTheExchange(t *testing.T) {
 	b := setup(t, pages, tracker.Options{})
 	rec := &recordingSaver{Saver: b.sv}
 	run(t, b.manager(t, nil, rec, manager.Config{Concurrency: 4, Batch: 4}), time.Minute)
-	if len(rec.pages) != pages {
-		t.Fatalf("%d pages saved, want %d", len(rec.pages), pages)
+	if len(rec.pages()) != pages {
+		t.Fatalf("%d pages saved, want %d", len(rec.pages()), pages)
 	}
-	for _, p := range rec.pages {
+	for _, p := range rec.pages() {
 		checks := []struct {
 			what string
 			ok   bool

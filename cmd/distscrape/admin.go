@@ -27,14 +27,23 @@ func requeueCommand() *cli.Command {
 		Description: `Examples:
    distscrape requeue -c fleet.yaml                    # every lease past its deadline
    distscrape requeue -c fleet.yaml --worker host-42   # a worker you know is dead
-   distscrape requeue -c fleet.yaml --failed           # retry the dead letters`,
+   distscrape requeue -c fleet.yaml --failed           # retry the dead letters
+   distscrape requeue -c fleet.yaml --failed --label news  # only those labelled news`,
 		Flags: []cli.Flag{configFlag,
 			&cli.StringFlag{Name: "worker", Usage: "requeue every lease of worker `NAME`, expired or not"},
 			&cli.BoolFlag{Name: "failed", Usage: "requeue the dead letters (attempts reset)"},
+			labelFlag("with --failed, only the dead letters labelled `NAME`"),
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("worker") != "" && c.Bool("failed") {
 				return usagef("--worker and --failed are exclusive")
+			}
+			label, err := labelOf(c)
+			if err != nil {
+				return err
+			}
+			if label != "" && !c.Bool("failed") {
+				return usagef("--label needs --failed: leases are requeued by worker or expiry, dead letters by label")
 			}
 			if c.IsSet("worker") {
 				if err := tracker.ValidateWorker(c.String("worker")); err != nil {
@@ -46,7 +55,7 @@ func requeueCommand() *cli.Command {
 				return err
 			}
 			defer tr.Close()
-			n, err := tr.Requeue(c.Context, tracker.RequeueOptions{Worker: c.String("worker"), Failed: c.Bool("failed")})
+			n, err := tr.Requeue(c.Context, tracker.RequeueOptions{Worker: c.String("worker"), Failed: c.Bool("failed"), Label: label})
 			if err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
@@ -65,13 +74,24 @@ func statusCommand() *cli.Command {
 			&cli.BoolFlag{Name: "watch", Aliases: []string{"w"}, Usage: "refresh until interrupted"},
 			&cli.BoolFlag{Name: "workers", Usage: "add a row per worker: last seen, leases, done, failed; dead when silent past its lease TTL"},
 			&cli.DurationFlag{Name: "interval", Value: 2 * time.Second, Usage: "refresh interval with --watch"},
+			labelFlag("count only the items labelled `NAME`"),
 		},
 		Action: func(c *cli.Context) error {
+			label, err := labelOf(c)
+			if err != nil {
+				return err
+			}
+			if label != "" && (c.Bool("watch") || c.Bool("workers")) {
+				return usagef("--label shows one label's counts once: not with --watch or --workers")
+			}
 			tr, err := adminTracker(c, "status", true)
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
+			if label != "" {
+				return labelStatus(c.Context, os.Stdout, tr, label, c.Bool("json"))
+			}
 			if !c.Bool("watch") {
 				st, err := tr.Stats(c.Context)
 				if err != nil {
@@ -190,6 +210,9 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if rate != nil {
 		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
 	}
+	if st.Revisits > 0 || st.Unchanged > 0 {
+		fmt.Fprintf(w, "%d done items due for a revisit later (scraper.revisit); %d revisits were unchanged (304)\n", st.Revisits, st.Unchanged)
+	}
 	if st.Paused {
 		fmt.Fprintln(w, pauseLine(st, time.Now()))
 	}
@@ -213,8 +236,13 @@ func failedCommand() *cli.Command {
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all)"},
+			labelFlag("only the dead letters labelled `NAME`"),
 		},
 		Action: func(c *cli.Context) error {
+			label, err := labelOf(c)
+			if err != nil {
+				return err
+			}
 			tr, err := adminTracker(c, "failed", true)
 			if err != nil {
 				return err
@@ -228,7 +256,12 @@ func failedCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
-			items, err := tr.Failed(c.Context, limit)
+			var items []tracker.FailedItem
+			if label != "" {
+				items, err = failedWithLabel(c.Context, tr, label, limit)
+			} else {
+				items, err = tr.Failed(c.Context, limit)
+			}
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
@@ -248,10 +281,17 @@ func failedCommand() *cli.Command {
 				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", key, it.Attempts, it.At.UTC().Format(time.RFC3339), tracker.OneLine(it.Reason))
 			}
 			shown := fmt.Sprintf("%d dead letters", st.Failed)
-			if int64(len(items)) < st.Failed {
+			switch {
+			case label != "":
+				shown = fmt.Sprintf("%d dead letters, %d shown labelled %s", st.Failed, len(items), label)
+			case int64(len(items)) < st.Failed:
 				shown = fmt.Sprintf("%d dead letters, %d shown (--limit)", st.Failed, len(items))
 			}
-			fmt.Fprintf(os.Stderr, "%s; retry them with: distscrape requeue -c %s --failed\n", shown, c.String("config"))
+			retry := "distscrape requeue -c " + c.String("config") + " --failed"
+			if label != "" {
+				retry += " --label " + label
+			}
+			fmt.Fprintf(os.Stderr, "%s; retry them with: %s\n", shown, retry)
 			return nil
 		},
 	}

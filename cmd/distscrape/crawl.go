@@ -153,8 +153,12 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	rules, err := openRules(cfg)
+	if err != nil {
+		return within("scraper", err)
+	}
 	if seeded > 0 && cfg.Scraper.Sitemaps {
-		added, listed, err := seedSitemaps(ctx, tr, cfg, sc, fe, log, nil)
+		added, listed, err := seedSitemaps(ctx, tr, cfg, &seedRules{rules: rules}, sc, fe, log, nil)
 		if err != nil {
 			return err
 		}
@@ -169,6 +173,9 @@ func runWorker(c *cli.Context, single bool) error {
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
 		Redact:      redactor.String,
 		MaxAttempts: cfg.Tracker.MaxAttempts,
+	}
+	if rules != nil {
+		mcfg.Rules = rules // never a nil *Rules in the interface
 	}
 	var m *metrics.Metrics
 	if metricsLn != nil {
@@ -303,6 +310,13 @@ func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int,
 	if err != nil {
 		return 0, err
 	}
+	sr, err := newSeedRules(cfg, nil)
+	if err != nil {
+		return 0, err
+	}
+	if err := sr.apply(ctx, items); err != nil {
+		return 0, err
+	}
 	n, err := tr.Add(ctx, items)
 	if err != nil {
 		return 0, within("tracker", fmt.Errorf("add seeds: %w", err))
@@ -331,6 +345,9 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 	}
 	fmt.Fprintf(w, "\n%s: %s (worker %s)\n", cfg.Crawl, state, worker)
 	fmt.Fprintf(w, "  pages saved   %d (%s fetched) in %s, %.1f pages/s\n", s.Saved, humanBytes(s.Bytes), s.Elapsed.Round(time.Millisecond), rate)
+	if s.Unchanged > 0 {
+		fmt.Fprintf(w, "  unchanged     %d revisits answered 304 Not Modified (counted as saved; no new version)\n", s.Unchanged)
+	}
 	fmt.Fprintf(w, "  failures      %d reported by this worker (retryable or final), %d leases lost\n", s.Failed, s.LeaseLost)
 	if stErr == nil {
 		fmt.Fprintf(w, "  tracker       %d done, %d failed, %d pending, %d leased, %d delayed\n", st.Done, st.Failed, st.Pending, st.Leased, st.Delayed)

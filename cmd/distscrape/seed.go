@@ -38,6 +38,10 @@ Examples:
    distscrape seed -c ids.yaml --file ids.txt      # one item per line; - reads stdin
    distscrape seed -c ids.yaml --range 1-300000000 # numeric IDs, stored in O(1)
    distscrape seed -c fleet.yaml --sitemap https://example.org/sitemap.xml
+   distscrape seed -c fleet.yaml --label batch-7 --file urls.txt
+Every seed gets the labels and priority the config's scraper.labels and
+scraper.priority rules give its key, and --label's labels (a range's IDs
+carry none: they are carved by the tracker).
 A sitemap (or sitemap index, gzipped or not) adds the in-scope URLs it lists;
 one over the protocol's limits (50,000 URLs, 50 MB) or not XML is refused with
 a warning. With scraper.sitemaps, seeding the config's seeds also reads their
@@ -46,6 +50,7 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read items from `FILE`, one per line (- for stdin)"},
 			&cli.StringFlag{Name: "range", Usage: "add the numeric IDs `A-B` (inclusive)"},
 			&cli.StringSliceFlag{Name: "sitemap", Usage: "add the URLs listed in the sitemap at `URL` (repeatable)"},
+			&cli.StringSliceFlag{Name: "label", Aliases: []string{"l"}, Usage: "give every seed the label `NAME` (repeatable; letters, digits, '.', '-', '_')"},
 		},
 		Action: func(c *cli.Context) error {
 			for _, a := range c.Args().Slice() {
@@ -69,6 +74,13 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 					return usagef("--range: numeric ranges are IDs, but scraper.kind is %q (use kind: id)", cfg.Scraper.Kind)
 				}
 				rng = &r
+				if len(c.StringSlice("label")) > 0 {
+					return usagef("--label: the IDs of --range carry no labels (the tracker carves them); seed them as items (--file) to label them")
+				}
+			}
+			sr, err := newSeedRules(cfg, c.StringSlice("label"))
+			if err != nil {
+				return err
 			}
 			sitemaps := c.StringSlice("sitemap")
 			if len(sitemaps) > 0 && cfg.Scraper.Kind != "link" {
@@ -108,6 +120,9 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 			defer tr.Close()
 			added, total := 0, 0
 			if len(items) > 0 {
+				if err := sr.apply(c.Context, items); err != nil {
+					return err
+				}
 				n, err := tr.Add(c.Context, items)
 				if err != nil {
 					return fmt.Errorf("add: %w", err)
@@ -115,7 +130,7 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 				added, total = added+n, total+len(items)
 			}
 			if file != nil {
-				n, t, err := seedFile(c.Context, tr, cfg, file)
+				n, t, err := seedFile(c.Context, tr, cfg, sr, file)
 				added, total = added+n, total+t
 				if err != nil {
 					fmt.Fprintf(os.Stdout, "added %d new items of %d read before the error\n", added, total)
@@ -132,7 +147,7 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 				fmt.Fprintf(os.Stdout, "added %d new items of %d\n", added, total)
 			}
 			if len(sitemaps) > 0 || (fromConfig && cfg.Scraper.Sitemaps) {
-				return seedFromSitemaps(c.Context, tr, cfg, sitemaps)
+				return seedFromSitemaps(c.Context, tr, cfg, sr, sitemaps)
 			}
 			return nil
 		},
@@ -143,7 +158,7 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 // stops the seed with its line number (everything before it is added). A
 // UTF-8 byte-order mark is dropped (SeedItem); a UTF-16 file is refused at
 // once, where its every line would be invalid UTF-8.
-func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.Reader) (added, total int, err error) {
+func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, sr *seedRules, r io.Reader) (added, total int, err error) {
 	br := bufio.NewReader(r)
 	if head, _ := br.Peek(2); string(head) == "\xff\xfe" || string(head) == "\xfe\xff" {
 		return 0, 0, usagef("line 1: the file is UTF-16 (byte-order mark %X); convert it to UTF-8, one item per line", head)
@@ -154,6 +169,9 @@ func seedFile(ctx context.Context, tr tracker.Engine, cfg *config.Config, r io.R
 	flush := func() error {
 		if len(batch) == 0 {
 			return nil
+		}
+		if err := sr.apply(ctx, batch); err != nil {
+			return err
 		}
 		n, err := tr.Add(ctx, batch)
 		if err != nil {

@@ -20,7 +20,7 @@ import (
 
 // seedSitemaps reads the sitemaps at roots (none: the seeds' robots.txt
 // Sitemap: lines, else their /sitemap.xml) and adds the pages they list.
-func seedSitemaps(ctx context.Context, tr tracker.Tracker, cfg *config.Config, sc scraper.ScopedScraper, fe scraper.Fetcher,
+func seedSitemaps(ctx context.Context, tr tracker.Tracker, cfg *config.Config, sr *seedRules, sc scraper.ScopedScraper, fe scraper.Fetcher,
 	log *slog.Logger, roots []string) (added, listed int, err error) {
 	r := &scraper.SitemapReader{Fetch: fe, InScope: sc.InScope, Logger: log}
 	if len(roots) == 0 {
@@ -41,6 +41,9 @@ func seedSitemaps(ctx context.Context, tr tracker.Tracker, cfg *config.Config, s
 	}
 	for len(items) > 0 {
 		n := min(len(items), seedBatch)
+		if err := sr.apply(ctx, items[:n]); err != nil {
+			return added, listed, err
+		}
 		a, err := tr.Add(ctx, items[:n])
 		if err != nil {
 			return added, listed, within("tracker", fmt.Errorf("add sitemap URLs: %w", err))
@@ -52,7 +55,7 @@ func seedSitemaps(ctx context.Context, tr tracker.Tracker, cfg *config.Config, s
 
 // seedFromSitemaps is `seed`'s part: the sitemaps at roots (none: the
 // seeds' own) through a fetch client of the crawl.
-func seedFromSitemaps(ctx context.Context, tr tracker.Engine, cfg *config.Config, roots []string) error {
+func seedFromSitemaps(ctx context.Context, tr tracker.Engine, cfg *config.Config, sr *seedRules, roots []string) error {
 	log := slog.Default()
 	sc, err := openScraper(cfg, log)
 	if err != nil {
@@ -63,7 +66,7 @@ func seedFromSitemaps(ctx context.Context, tr tracker.Engine, cfg *config.Config
 		return within("fetch", err)
 	}
 	defer fe.Close()
-	added, listed, err := seedSitemaps(ctx, tr, cfg, sc, fe, log, roots)
+	added, listed, err := seedSitemaps(ctx, tr, cfg, sr, sc, fe, log, roots)
 	fmt.Fprintf(os.Stdout, "added %d new items of %d listed in sitemaps\n", added, listed)
 	return err
 }

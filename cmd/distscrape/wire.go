@@ -208,3 +208,14 @@ func defaultWorkerID() string {
 	}
 	return fmt.Sprintf("%s-%d", h, os.Getpid())
 }
+
+// openRules compiles the config's scraper.revisit, labels, priority and
+// breadth_first; nil when there are none, so a crawl without rules spends
+// nothing on them per item.
+func openRules(cfg *config.Config) (*scraper.Rules, error) {
+	r, err := scraper.NewRules(cfg.Scraper.Rules())
+	if err != nil || r.Empty() {
+		return nil, err
+	}
+	return r, nil
+}
