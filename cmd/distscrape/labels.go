@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -30,19 +29,9 @@ func labelOf(c *cli.Context) (string, error) {
 	return l, nil
 }
 
-// labelStatser is an engine that counts the items of one label (both
-// engines do, from counters kept per label: O(1)).
-type labelStatser interface {
-	LabelStats(ctx context.Context, label string) (tracker.Stats, error)
-}
-
 // labelStatus prints the counts of the items labelled label.
 func labelStatus(ctx context.Context, w io.Writer, tr tracker.Engine, label string, asJSON bool) error {
-	ls, ok := tr.(labelStatser)
-	if !ok {
-		return fmt.Errorf("status --label: %w: this tracker keeps no counts per label", errors.ErrUnsupported)
-	}
-	st, err := ls.LabelStats(ctx, label)
+	st, err := tr.LabelStats(ctx, label)
 	if err != nil {
 		return fmt.Errorf("status --label %s: %w", label, err)
 	}
