@@ -55,6 +55,9 @@ const (
 	// Both.
 	opPause // at (unix ns; 0: resumed), by
 	opBytes // n: bytes done (tracker.Completion.Bytes), added to the count; in snapshots, the total
+	// Priorities and labels (labels.go); a state without them has none.
+	opMeta      // key, priority, n, n × label name: the meta of the item just added (both)
+	opSnapLabel // name, done, added: a label of the table with its counts, in id order
 )
 
 const (
@@ -96,6 +99,21 @@ func (j *journal) add(q queued) {
 		j.buf = appendString(append(j.buf, opAdd), q.key)
 		j.buf = binary.AppendUvarint(j.buf, uint64(q.depth))
 	}
+}
+
+func (j *journal) meta(key string, x *itemMeta, names []string) {
+	if j != nil {
+		j.buf = appendMeta(j.buf, key, x, names)
+	}
+}
+
+func appendMeta(b []byte, key string, x *itemMeta, names []string) []byte {
+	b = binary.AppendUvarint(appendString(append(b, opMeta), key), uint64(x.prio))
+	b = binary.AppendUvarint(b, uint64(len(names)))
+	for _, n := range names {
+		b = appendString(b, n)
+	}
+	return b
 }
 
 func (j *journal) addRange(r tracker.Range) {

@@ -87,6 +87,7 @@ type replay struct {
 	m     *Tracker
 	items map[string]*replayItem
 	seq   uint64
+	snap  bool // loading the snapshot, whose label counts are absolute
 }
 
 func (rp *replay) put(q queued, state byte, t time.Time, reason string) {
@@ -110,6 +111,8 @@ func (rp *replay) loadSnapshot(path string) (uint64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("tracker: state file %s: %w", path, err)
 	}
+	rp.snap = true
+	defer func() { rp.snap = false }()
 	var buf []byte
 	for {
 		buf, err = readFrame(r, buf)
@@ -283,6 +286,10 @@ func (rp *replay) apply(b []byte) error {
 			case opDone:
 				delete(rp.items, key)
 				m.done++
+				if m.meta(key) != nil {
+					m.lmove(key, lsNone, lsDone)
+					delete(m.extra, key)
+				}
 			case opDelay:
 				it.q.attempts = int32(d.uvarint())
 				it.state, it.t = stDelayed, time.Unix(0, d.varint())
@@ -304,6 +311,23 @@ func (rp *replay) apply(b []byte) error {
 			clear(rp.items)
 		case opBytes:
 			m.bytes += int64(d.uvarint())
+		case opMeta:
+			key, prio := d.string(), d.uvarint()
+			names := make([]string, 0, 2)
+			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+				names = append(names, d.string())
+			}
+			if d.err == nil && prio <= tracker.MaxPriority {
+				if x := m.metaOf(int(prio), names); x != nil {
+					m.extra[key] = x
+					if !rp.snap {
+						m.lmove(key, lsNone, lsAdded)
+					}
+				}
+			}
+		case opSnapLabel:
+			c := &m.labels.counts[m.labels.id(d.string())-1]
+			c[lsDone], c[lsAdded] = int64(d.uvarint()), int64(d.uvarint())
 		case opSnapCounts:
 			m.added, m.done, m.rangeIDs = int64(d.uvarint()), int64(d.uvarint()), int64(d.uvarint())
 		case opSnapFPs:
@@ -352,14 +376,21 @@ func (rp *replay) finish() {
 		all = append(all, it)
 	}
 	slices.SortFunc(all, func(a, b *replayItem) int { return cmp.Compare(a.seq, b.seq) })
+	for i := range m.labels.counts { // the items' states count again below
+		c := &m.labels.counts[i]
+		c[lsPending], c[lsLeased], c[lsDelayed], c[lsFailed] = 0, 0, 0, 0
+	}
 	for _, it := range all {
 		switch it.state {
 		case stDelayed:
 			heap.Push(&m.delayed, delayedItem{item: it.q, due: it.t})
+			m.lmove(it.q.key, lsNone, lsDelayed)
 		case stFailed:
-			m.failed = append(m.failed, tracker.FailedItem{Item: it.q.item(), Reason: it.reason, At: it.t})
+			m.failed = append(m.failed, tracker.FailedItem{Item: m.withMeta(it.q.item()), Reason: it.reason, At: it.t})
+			m.lmove(it.q.key, lsNone, lsFailed)
 		default:
-			m.pending.push(it.q)
+			m.levelOf(it.q.key).push(it.q)
+			m.lmove(it.q.key, lsNone, lsPending)
 		}
 	}
 }

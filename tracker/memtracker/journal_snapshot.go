@@ -115,6 +115,9 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 		w.frame(appendString(binary.AppendVarint(p, t), reason))
 	}
 	m.pending.each(func(q queued) { item(stPending, q, 0, "") })
+	for i := range m.levels {
+		m.levels[i].each(func(q queued) { item(stPending, q, 0, "") })
+	}
 	for _, l := range m.byDue {
 		item(stPending, l.item, 0, "")
 	}
@@ -126,6 +129,15 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	}
 	if m.paused.on {
 		w.frame(appendPause(nil, m.paused))
+	}
+	// Labels in id order first (their done and added counts), then the meta
+	// of every item not done that has one.
+	for i, name := range m.labels.names {
+		c := m.labels.counts[i]
+		w.frame(binary.AppendUvarint(binary.AppendUvarint(appendString([]byte{opSnapLabel}, name), uint64(c[lsDone])), uint64(c[lsAdded])))
+	}
+	for key, x := range m.extra {
+		w.frame(appendMeta(nil, key, x, m.labels.namesOf(x.labels)))
 	}
 	w.frame([]byte{opSnapEnd})
 	if w.err == nil {

@@ -35,7 +35,11 @@ type Tracker struct {
 	j      *journal // nil without StatePath
 
 	seen     seenSet
-	pending  ring           // items, FIFO
+	pending  ring                      // items, FIFO (priority 0)
+	levels   [tracker.MaxPriority]ring // items of priority 1..MaxPriority, FIFO each (labels.go)
+	extra    map[string]*itemMeta      // priority and labels of the items not done that have any
+	labels   labelTable
+	starve   int            // the starvation guard's count (tracker.PlanLevels); not journaled
 	ranges   []pendingRange // uncarved ranges, FIFO; carved after the items
 	rangeIDs int64          // IDs of ranges not yet carved nor seen: pending too
 	leases   map[string]*memLease
@@ -79,6 +83,7 @@ func newTracker(o tracker.Options) *Tracker {
 	return &Tracker{
 		opts:     o.WithDefaults(),
 		seen:     newSeenSet(),
+		extra:    map[string]*itemMeta{},
 		leases:   map[string]*memLease{},
 		byWorker: map[string]map[string]*memLease{},
 		workers:  map[string]time.Time{},
@@ -141,8 +146,14 @@ func (m *Tracker) addLocked(items []tracker.Item) int {
 			continue
 		}
 		q := queued{key: it.Key, depth: int32(it.Depth)}
-		m.pending.push(q)
 		m.j.add(q)
+		if x := m.metaOf(it.Priority, it.Labels); x != nil {
+			m.extra[it.Key] = x
+			m.lmove(it.Key, lsNone, lsAdded)
+			m.lmove(it.Key, lsNone, lsPending)
+			m.j.meta(it.Key, x, m.labels.namesOf(x.labels))
+		}
+		m.levelOf(it.Key).push(q)
 		n++
 	}
 	m.added += int64(n)
@@ -233,26 +244,48 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tra
 	if err != nil {
 		return nil, err
 	}
-	k := int(min(int64(n), int64(m.pending.len())+m.rangeIDs)) // what can be leased
+	counts := tracker.Levels{0: int64(m.pending.len()) + m.rangeIDs}
+	total, above := counts[0], false
+	for i := range m.levels {
+		counts[i+1] = int64(m.levels[i].len())
+		total += counts[i+1]
+		above = above || counts[i+1] > 0
+	}
+	k := int(min(int64(n), total)) // what can be leased
+	want := tracker.Levels{0: int64(k)}
+	if above {
+		want, m.starve = tracker.PlanLevels(counts, k, m.starve)
+	}
 	tokens := newTokens(k)
 	out := make([]tracker.Lease, 0, k)
-	for len(out) < k {
-		var q queued
-		if m.pending.len() > 0 {
-			q = m.pending.pop()
-		} else {
-			id, positions, ok := m.carve()
-			m.j.carve(positions) // before the lease: replay creates the item first
-			if !ok {
+	for p := tracker.MaxPriority; p >= 0; p-- {
+		for range want[p] {
+			var q queued
+			switch {
+			case p > 0:
+				q = m.levels[p-1].pop()
+			case m.pending.len() > 0:
+				q = m.pending.pop()
+			default:
+				id, positions, ok := m.carve()
+				m.j.carve(positions) // before the lease: replay creates the item first
+				if ok {
+					q = queued{key: strconv.FormatUint(id, 10)}
+				}
+			}
+			if q.key == "" { // the ranges held only IDs seen before
 				break
 			}
-			q = queued{key: strconv.FormatUint(id, 10)}
+			q.attempts++
+			l := &memLease{item: q, worker: worker, token: tokens[len(out)], deadline: now.Add(ttl)}
+			if x := m.meta(q.key); x != nil {
+				l.prio, l.labels = int(x.prio), m.labels.namesOf(x.labels)
+				m.lmove(q.key, lsPending, lsLeased)
+			}
+			m.hold(l)
+			m.j.lease(q.key, q.attempts)
+			out = append(out, l.lease())
 		}
-		q.attempts++
-		l := &memLease{item: q, worker: worker, token: tokens[len(out)], deadline: now.Add(ttl)}
-		m.hold(l)
-		m.j.lease(q.key, q.attempts)
-		out = append(out, l.lease())
 	}
 	w.Checkouts += int64(len(out))
 	return out, nil
@@ -346,6 +379,10 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 			m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Done++ })
 			m.done++
 			m.bytes += c.Bytes
+			if m.meta(ml.item.key) != nil {
+				m.lmove(ml.item.key, lsLeased, lsDone)
+				delete(m.extra, ml.item.key)
+			}
 			m.j.done(ml.item.key, c.Bytes)
 			m.addLocked(c.Discovered)
 		}
@@ -376,6 +413,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 			}
 			due := now.Add(m.opts.Backoff(int(ml.item.attempts), f.RetryAfter))
 			heap.Push(&m.delayed, delayedItem{item: ml.item, due: due})
+			m.lmove(ml.item.key, lsLeased, lsDelayed)
 			m.j.delay(ml.item, due)
 		}
 		return false
@@ -386,14 +424,18 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 	return tracker.Lost(lost)
 }
 
+// toFailed puts a leased item in failed.
 func (m *Tracker) toFailed(q queued, reason string, now time.Time) {
-	m.failed = append(m.failed, tracker.FailedItem{Item: q.item(), Reason: reason, At: now})
+	m.lmove(q.key, lsLeased, lsFailed)
+	m.failed = append(m.failed, tracker.FailedItem{Item: m.withMeta(q.item()), Reason: reason, At: now})
 	m.j.fail(q, reason, now)
 }
 
-// toPending puts an item back in the queue.
-func (m *Tracker) toPending(q queued) {
-	m.pending.push(q)
+// toPending puts an item back in the queue of its priority; from is the
+// state it leaves (for the label counters).
+func (m *Tracker) toPending(q queued, from int) {
+	m.lmove(q.key, from, lsPending)
+	m.levelOf(q.key).push(q)
 	m.j.pending(q)
 }
 
@@ -409,7 +451,7 @@ func (m *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 			}
 			m.drop(ml)
 			ml.item.attempts-- // an unstarted lease was not an attempt
-			m.toPending(ml.item)
+			m.toPending(ml.item, lsLeased)
 		}
 		return false
 	})
@@ -428,7 +470,7 @@ func (m *Tracker) revoke(ml *memLease, reason string, now time.Time) {
 		m.toFailed(ml.item, reason, now)
 		return
 	}
-	m.toPending(ml.item)
+	m.toPending(ml.item, lsLeased)
 }
 
 // requeueExpired revokes up to limit (0: all) leases past their deadline.
@@ -446,7 +488,7 @@ func (m *Tracker) promoteDue(now time.Time, limit int) int {
 	n := 0
 	for len(m.delayed) > 0 && (limit <= 0 || n < limit) && !m.delayed[0].due.After(now) {
 		d := heap.Pop(&m.delayed).(delayedItem)
-		m.toPending(d.item)
+		m.toPending(d.item, lsDelayed)
 		n++
 	}
 	return n
@@ -469,15 +511,24 @@ func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 	n := 0
 	switch {
 	case opt.Failed:
-		k := len(m.failed)
-		if opt.Limit > 0 {
-			k = min(k, opt.Limit)
+		var label uint16 // 0: every dead letter
+		if opt.Label != "" {
+			id, ok := m.labels.ids[opt.Label]
+			if !ok {
+				return 0
+			}
+			label = id
 		}
-		for _, f := range m.failed[:k] {
-			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}) // attempts reset
+		keep := m.failed[:0:0]
+		for _, f := range m.failed {
+			if opt.Limit > 0 && n >= opt.Limit || label != 0 && !m.hasLabel(f.Key, label) {
+				keep = append(keep, f)
+				continue
+			}
+			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed) // attempts reset
+			n++
 		}
-		m.failed = append(m.failed[:0:0], m.failed[k:]...)
-		n = k
+		m.failed = keep
 	case opt.Worker != "":
 		for _, ml := range m.byWorker[opt.Worker] {
 			if opt.Limit > 0 && n >= opt.Limit {
@@ -517,7 +568,7 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	}
 	s := tracker.Stats{
 		NextDue:  nextDue,
-		Pending:  int64(m.pending.len()) + m.rangeIDs,
+		Pending:  int64(m.pendingLen()) + m.rangeIDs,
 		Leased:   int64(len(m.leases)),
 		Delayed:  int64(len(m.delayed)),
 		Done:     m.done,
@@ -540,7 +591,7 @@ func (m *Tracker) Done(ctx context.Context) (bool, error) {
 	if err := m.usable(ctx); err != nil {
 		return false, err
 	}
-	return m.pending.len() == 0 && m.rangeIDs == 0 && len(m.leases) == 0 && len(m.delayed) == 0, nil
+	return m.pendingLen() == 0 && m.rangeIDs == 0 && len(m.leases) == 0 && len(m.delayed) == 0, nil
 }
 
 // Failed implements Tracker.
@@ -571,6 +622,7 @@ func (m *Tracker) Reset(ctx context.Context) error {
 // resetTo replaces the state with that of fresh, keeping the lock.
 func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
+	m.levels, m.extra, m.labels, m.starve = fresh.levels, fresh.extra, fresh.labels, fresh.starve
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.failed, m.workers, m.wstats = fresh.delayed, fresh.failed, fresh.workers, fresh.wstats
 	m.added, m.done, m.bytes, m.paused = fresh.added, fresh.done, fresh.bytes, fresh.paused

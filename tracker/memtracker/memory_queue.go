@@ -68,11 +68,15 @@ type memLease struct {
 	worker   string
 	token    tracker.LeaseToken
 	deadline time.Time
-	index    int // in leaseHeap
+	index    int      // in leaseHeap
+	prio     int      // the item's priority and labels (labels.go), for the lease
+	labels   []string //
 }
 
 func (l *memLease) lease() tracker.Lease {
-	return tracker.Lease{Item: l.item.item(), Worker: l.worker, Token: l.token, Deadline: l.deadline}
+	it := l.item.item()
+	it.Priority, it.Labels = l.prio, l.labels
+	return tracker.Lease{Item: it, Worker: l.worker, Token: l.token, Deadline: l.deadline}
 }
 
 // leaseHeap orders leases by deadline, so requeue is O(expired · log n).

@@ -30,8 +30,3 @@ func (t *Tracker) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error)
 func (t *Tracker) Recrawl(ctx context.Context, opt tracker.RecrawlOptions) (tracker.RecrawlProgress, error) {
 	return tracker.RecrawlProgress{}, fmt.Errorf("memtracker: Recrawl: %w", errors.ErrUnsupported)
 }
-
-// LabelStats is not implemented yet.
-func (t *Tracker) LabelStats(ctx context.Context, label string) (tracker.Stats, error) {
-	return tracker.Stats{}, fmt.Errorf("memtracker: LabelStats: %w", errors.ErrUnsupported)
-}

@@ -51,6 +51,15 @@ import (
 //	                     passed through KEYS)
 //	conc:<host>  zset    the host's fleet-wide permits, permit id → expiry µs
 //	                     (lua/hostpermit.lua; passed through KEYS)
+//	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
+//	                     pending), created by the first item of that level
+//	labels       hash    the crawl's label table: name → id, "#<id>" → name,
+//	                     "#" → the last id given (ids are small: 1, 2, ...)
+//	lstats       hash    per-label counters "<id>:<state>" (pending leased
+//	                     delayed done failed added), labeled items only
+//
+// A crawl that uses no priority, label nor revisit creates none of these
+// three and writes its entries and records as before (lib.lua: meta).
 //
 // # Dedup and memory
 //
@@ -130,6 +139,10 @@ func (k crawlKeys) forStats() []string {
 }
 
 func (k crawlKeys) paused() string { return k.prefix + "paused" }
+
+func (k crawlKeys) labels() string { return k.prefix + "labels" }
+
+func (k crawlKeys) labelStats() string { return k.prefix + "lstats" }
 
 func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + worker }
 

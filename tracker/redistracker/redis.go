@@ -374,12 +374,13 @@ func (r *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, 
 	for i := 0; i+2 < len(v); i += 3 {
 		key, _ := v[i].(string)
 		at, _ := strconv.ParseInt(fmt.Sprint(v[i+1]), 10, 64)
-		info, _ := v[i+2].(string)
+		info, m := splitMeta(fmt.Sprint(v[i+2]))
 		attempts, rest, _ := strings.Cut(info, ":")
 		depth, reason, _ := strings.Cut(rest, ":")
 		a, _ := strconv.Atoi(attempts)
 		d, _ := strconv.Atoi(depth)
-		out = append(out, tracker.FailedItem{Item: tracker.Item{Key: key, Depth: d, Attempts: a}, Reason: reason, At: msTime(at)})
+		out = append(out, tracker.FailedItem{Item: tracker.Item{Key: key, Depth: d, Attempts: a, Priority: m.priority, Labels: m.labels},
+			Reason: reason, At: msTime(at)})
 	}
 	return out, nil
 }

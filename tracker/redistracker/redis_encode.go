@@ -4,6 +4,7 @@ import (
 	"crypto/sha1"
 	"encoding/binary"
 	"strconv"
+	"strings"
 
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -16,7 +17,14 @@ const (
 	tagRange     = 2 // TAG_RANGE: "lo:hi", IDs < 2^40 of AddRange
 	tagItem      = 3 // TAG_ITEM: "depth:attempts:key", any item
 	tagHugeRange = 4 // TAG_HUGE_RANGE: "lo:hi", IDs >= 2^40 of AddRange
-	tagMax       = 4 // TAG_MAX: a bare key's first byte is above it
+	tagExt       = 5 // TAG_EXT: "depth:attempts:meta;key", an item with meta
+	tagNamed     = 6 // TAG_NAMED: tagExt with label names, in add arguments only
+	tagMax       = 6 // TAG_MAX: a bare key's first byte is above it
+
+	// Meta flags (lib.lua: meta's f field).
+	flagValidators = 1 // FLAG_VALIDATORS: validators are kept for the key
+
+	starveEvery = tracker.StarveEvery // STARVE_EVERY
 
 	// Kinds: how an item travels to add_item (lib.lua).
 	kindID          = "i" // KIND_ID: a numeric ID below 2^40 (bitmap dedup)
@@ -33,6 +41,9 @@ const (
 // appendItem appends the 4 script arguments of it to args.
 func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 	e := pendingEntry(it.Key, it.Depth, 0)
+	if it.Priority != 0 || len(it.Labels) > 0 {
+		e = namedEntry(it)
+	}
 	id, numeric := tracker.NumericID(it.Key)
 	if numeric && id < hugeID {
 		return append(args, kindID, it.Key, "", e)
@@ -55,6 +66,65 @@ func pendingEntry(key string, depth, attempts int) string {
 		return key
 	}
 	return string(rune(tagItem)) + strconv.Itoa(depth) + ":" + strconv.Itoa(attempts) + ":" + key
+}
+
+// namedEntry is the add argument of an item with a priority or labels:
+// tagNamed "depth:0:meta;key", meta "p:l" with the label names ','-joined
+// (ValidateLabel's names hold no ',', ':' or ';'); add_item stores it as
+// tagExt with the label IDs of the crawl's table.
+func namedEntry(it tracker.Item) string {
+	return string(rune(tagNamed)) + strconv.Itoa(it.Depth) + ":0:" +
+		encodeMeta(meta{priority: it.Priority, labels: it.Labels}) + ";" + it.Key
+}
+
+// meta is what an item carries beyond key, depth and attempts (lib.lua).
+type meta struct {
+	priority int
+	labels   []string // names
+	visits   int
+	flags    int
+}
+
+// encodeMeta writes m as "p:l:v:f", trailing zero fields left out.
+func encodeMeta(m meta) string {
+	f := []string{strconv.Itoa(m.priority), strings.Join(m.labels, ","), strconv.Itoa(m.visits), strconv.Itoa(m.flags)}
+	n := len(f)
+	for n > 0 && (f[n-1] == "0" || f[n-1] == "") {
+		n--
+	}
+	return strings.Join(f[:n], ":")
+}
+
+// decodeMeta parses what the scripts return (lib.lua: meta_out): "" for
+// none, else "p:names:v:f" with fields possibly missing; fields after
+// these are ignored.
+func decodeMeta(s string) meta {
+	var m meta
+	if s == "" {
+		return m
+	}
+	f := strings.Split(s, ":")
+	m.priority, _ = strconv.Atoi(f[0])
+	if len(f) > 1 && f[1] != "" {
+		m.labels = strings.Split(f[1], ",")
+	}
+	if len(f) > 2 {
+		m.visits, _ = strconv.Atoi(f[2])
+	}
+	if len(f) > 3 {
+		m.flags, _ = strconv.Atoi(f[3])
+	}
+	return m
+}
+
+// splitMeta undoes lib.lua's with_meta on what a script returned: the value
+// and its meta.
+func splitMeta(v string) (string, meta) {
+	if !strings.HasPrefix(v, "+") {
+		return v, meta{}
+	}
+	ms, rest, _ := strings.Cut(v[1:], ";")
+	return rest, decodeMeta(ms)
 }
 
 // rangeEntry is the pending entry of the IDs lo..hi under tag (tagRange or

@@ -13,6 +13,8 @@ func TestWireConstantsAgree(t *testing.T) {
 	goSide := map[string]string{
 		"tagRun": strconv.Itoa(tagRun), "tagRange": strconv.Itoa(tagRange), "tagItem": strconv.Itoa(tagItem),
 		"tagHugeRange": strconv.Itoa(tagHugeRange), "tagMax": strconv.Itoa(tagMax),
+		"tagExt": strconv.Itoa(tagExt), "tagNamed": strconv.Itoa(tagNamed),
+		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
 		"kindID": kindID, "kindFingerprint": kindFingerprint, "codeStateLost": codeStateLost,
 		"workerMemory": strconv.Itoa(workerMemory),
 	}

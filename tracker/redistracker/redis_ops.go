@@ -105,18 +105,21 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 			return out, err
 		}
 		v, _ := res.([]any)
-		if len(v) < 2 || (len(v)-2)%3 != 0 || (len(v)-2)/3 > want {
+		if len(v) < 2 || (len(v)-2)%4 != 0 || (len(v)-2)/4 > want {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
-		for i := 2; i+2 < len(v); i += 3 {
+		for i := 2; i+3 < len(v); i += 4 {
 			key, _ := v[i].(string)
 			depth, _ := v[i+1].(int64)
 			attempts, _ := v[i+2].(int64)
+			ms, _ := v[i+3].(string)
+			m := decodeMeta(ms)
 			out = append(out, tracker.Lease{
-				Item:   tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
-				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/3]), Deadline: deadline,
+				Item: tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts),
+					Priority: m.priority, Labels: m.labels},
+				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/4]), Deadline: deadline, Visits: m.visits,
 			})
 		}
 		more, _ := v[0].(int64)
@@ -266,6 +269,8 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 	}
 	mode, keys := "expired", r.keys.fixed
 	switch {
+	case opt.Failed && opt.Label != "":
+		return r.requeueLabel(ctx, opt)
 	case opt.Failed:
 		mode = "failed"
 	case opt.Worker != "":
@@ -303,6 +308,30 @@ func appendTokens(args []any, n int) ([]any, []string) {
 		args = append(args, tokens[i])
 	}
 	return args, tokens
+}
+
+// requeueLabel requeues the dead letters that carry opt.Label: the script
+// scans them a chunk at a time from the rank the previous call stopped at.
+func (r *Tracker) requeueLabel(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
+	total, rank := 0, int64(0)
+	for rank >= 0 && (opt.Limit <= 0 || total < opt.Limit) {
+		limit := requeueChunk
+		if opt.Limit > 0 {
+			limit = min(limit, opt.Limit-total)
+		}
+		res, err := r.run(ctx, "requeue", r.scripts.requeue, r.keys.fixed, "failed", limit, opt.Label, rank)
+		if err != nil {
+			return total, err
+		}
+		v, _ := res.([]any)
+		if len(v) != 2 {
+			return total, fmt.Errorf("tracker: redis requeue: unexpected reply %v", res)
+		}
+		n, _ := v[0].(int64)
+		rank, _ = v[1].(int64)
+		total += int(n)
+	}
+	return total, nil
 }
 
 func appendStrings(dst []string, res any) []string {

@@ -109,6 +109,11 @@ func Run(t *testing.T, newTracker Factory) {
 		{"PauseExpiry", testPauseExpiry},
 		{"PauseBy", testPauseBy},
 		{"Closed", testClosed},
+		{"PriorityOrder", testPriorityOrder},
+		{"StarvationGuard", testStarvationGuard},
+		{"LabelsCarried", testLabelsCarried},
+		{"RequeueLabel", testRequeueLabel},
+		{"InvalidPriorityLabels", testInvalidPriorityLabels},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

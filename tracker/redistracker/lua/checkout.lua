@@ -9,17 +9,24 @@
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
--- Returns {more, crawl id, key1, depth1, attempts1, ...}, the i-th lease's
---   token is ARGV[14+i]; more is 1 when the scan budget ran out before n items were found (seen IDs of a
+-- Returns {more, crawl id, key1, depth1, attempts1, meta1, ...}, the i-th
+--   lease's token is ARGV[14+i] (meta: '' or as lib.lua's meta_out writes
+--   it, label names for ids); more is 1 when the scan budget ran out before n items were found (seen IDs of a
 --   range were skipped): call again; 2 when the crawl is paused (no leases;
 --   expired leases and due retries still move, the worker is still seen); 3
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
 --   2). STATE_LOST when the crawl's state vanished: an empty queue must not
 --   pass for a finished crawl. The worker's record (derived w:<worker>,
 --   lib.lua's seen_worker) says it was seen and how many leases it got.
+-- Priorities: the counts of levels 1..9 (stats p1..p9) and the starvation
+--   guard's count (pskip) are read in one HMGET; the batch is planned from
+--   them as tracker.PlanLevels does (the highest non-empty level first, every
+--   tracker.StarveEvery-th lease from the lowest), then taken level by level.
+--   A crawl that never used a priority finds all nil and takes from pending
+--   as before.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
---   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT), and a few
---   calls per batch, not per item.
+--   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT, one HMGET of
+--   the level counts), and a few calls per batch and level, not per item.
 local n = tonumber(ARGV[6])
 local deadline = itoa(NOW + tonumber(ARGV[7]))
 local worker = ARGV[8]
@@ -54,20 +61,26 @@ if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
 end
 local count = 0
 local recs, zargs, toks = {}, {}, {}
-local function lease(key, depth, attempts)
+local function lease(key, depth, attempts, meta)
   count = count + 1
   local token = ARGV[14 + count]
   attempts = attempts + 1
   local r = 2 * count
   recs[r - 1] = token
-  recs[r] = make_record(key, depth, attempts)
+  if meta then
+    recs[r] = with_meta(make_record(key, depth, attempts), meta)
+    lmove(meta, 'pending', 'leased')
+  else
+    recs[r] = make_record(key, depth, attempts)
+  end
   zargs[r - 1] = deadline
   zargs[r] = token
   toks[count] = token
-  r = 3 * count
+  r = 4 * count - 1
   out[r] = key
   out[r + 1] = depth
   out[r + 2] = attempts
+  out[r + 3] = meta and meta_out(meta) or ''
 end
 
 local function skipped(k)
@@ -75,13 +88,13 @@ local function skipped(k)
   D.added = D.added - k
 end
 
--- carve leases IDs from a run or range entry and returns what is left of
--- it (nil when used up).
-local function carve(e)
+-- carve leases IDs from a run or range entry, up to count = goal, and
+-- returns what is left of it (nil when used up).
+local function carve(e, goal)
   local c = string.byte(e, 1)
   if c == TAG_HUGE_RANGE then -- decimal strings, fingerprint dedup
     local lo, hi = string.match(e, '^' .. S_HUGE_RANGE .. '(%d+):(%d+)$')
-    while dec_le(lo, hi) and count < n and budget > 0 do
+    while dec_le(lo, hi) and count < goal and budget > 0 do
       budget = budget - 1
       local x, m = fp_huge(lo)
       if fp_add(x, m) then lease(lo, 0, 0) else skipped(1) end
@@ -93,11 +106,11 @@ local function carve(e)
   local lo, hi = string.match(e, '^.(%d+):(%d+)$')
   lo, hi = tonumber(lo), tonumber(hi)
   if c == TAG_RUN then -- lease as is
-    local take = math.min(n - count, hi - lo + 1)
+    local take = math.min(goal - count, hi - lo + 1)
     for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
     lo = lo + take
   else -- range: skip seen IDs a run at a time (BITPOS)
-    while lo <= hi and count < n and budget > 0 do
+    while lo <= hi and count < goal and budget > 0 do
       budget = budget - 1
       local k, off = id_shard(lo)
       if redis.call('GETBIT', k, off) == 0 then
@@ -118,28 +131,75 @@ local function carve(e)
   return string.char(c) .. itoa(lo) .. ':' .. itoa(hi)
 end
 
--- Read the head of the queue n entries at a time (LRANGE), lease from it,
--- then drop what was used up (LTRIM) and rewrite a part-carved range (LSET).
-while count < n and budget > 0 do
-  local es = redis.call('LRANGE', K_PENDING, 0, n - count - 1)
-  if #es == 0 then break end
-  local used, rest = 0, nil
-  for _, e in ipairs(es) do
-    if count >= n or budget <= 0 then break end
-    local c = string.byte(e, 1)
-    if c == TAG_RUN or c == TAG_RANGE or c == TAG_HUGE_RANGE then
-      rest = carve(e)
-      if rest then break end
-    elseif c == TAG_ITEM then
-      local d, a, p = string.match(e, '^' .. S_ITEM .. '(%d+):(%d+):()')
-      lease(string.sub(e, p), tonumber(d), tonumber(a))
-    else
-      lease(e, 0, 0)
+-- take leases from the head of list until count reaches goal: it reads
+-- goal - count entries at a time (LRANGE), leases from them, then drops what
+-- was used up (LTRIM) and rewrites a part-carved range (LSET).
+local function take(list, goal)
+  while count < goal and budget > 0 do
+    local es = redis.call('LRANGE', list, 0, goal - count - 1)
+    if #es == 0 then break end
+    local used, rest = 0, nil
+    for _, e in ipairs(es) do
+      if count >= goal or budget <= 0 then break end
+      local c = string.byte(e, 1)
+      if c == TAG_RUN or c == TAG_RANGE or c == TAG_HUGE_RANGE then
+        rest = carve(e, goal)
+        if rest then break end
+      elseif c == TAG_ITEM then
+        local d, a, p = string.match(e, '^' .. S_ITEM .. '(%d+):(%d+):()')
+        lease(string.sub(e, p), tonumber(d), tonumber(a))
+      elseif c == TAG_EXT then
+        lease(parse_ext(e))
+      else
+        lease(e, 0, 0)
+      end
+      used = used + 1
     end
-    used = used + 1
+    if used > 0 then redis.call('LTRIM', list, used, -1) end
+    if rest then redis.call('LSET', list, 0, rest) end
   end
-  if used > 0 then redis.call('LTRIM', K_PENDING, used, -1) end
-  if rest then redis.call('LSET', K_PENDING, 0, rest) end
+end
+
+if n > 0 then
+  local c = redis.call('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+  local counts, above = {}, 0
+  for p = 1, 9 do
+    counts[p] = math.max(0, tonumber(c[p + 2] or '0') + (PD['p' .. itoa(p)] or 0))
+    above = above + counts[p]
+  end
+  if above == 0 then
+    take(K_PENDING, n)
+  else
+    counts[0] = math.max(0, tonumber(c[1] or '0') + D.pending - above)
+    -- The plan, as tracker.PlanLevels: per lease, the highest non-empty
+    -- level, or the lowest once STARVE_EVERY - 1 leases passed it by.
+    local skip0 = tonumber(c[2] or '0')
+    local skip, want = skip0, {}
+    for _ = 1, n do
+      local hi, lo
+      for p = 9, 0, -1 do
+        if counts[p] > 0 then
+          hi = hi or p
+          lo = p
+        end
+      end
+      if not hi then break end
+      local p = hi
+      if lo ~= hi then
+        if skip >= STARVE_EVERY - 1 then p, skip = lo, 0 else skip = skip + 1 end
+      end
+      counts[p] = counts[p] - 1
+      want[p] = (want[p] or 0) + 1
+    end
+    for p = 9, 0, -1 do
+      if want[p] then
+        local before = count
+        take(level_key(p), count + want[p])
+        level_count(p, before - count)
+      end
+    end
+    if skip ~= skip0 then redis.call('HSET', K_STATS, 'pskip', itoa(skip)) end
+  end
 end
 if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
 

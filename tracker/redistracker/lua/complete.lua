@@ -27,13 +27,15 @@ while i <= #ARGV do
   local token, key, worker, m = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 5])
   local bytes = ARGV[i + 4]
   local ok = REC[token] == ARGV[i + 3] and not DROPPED[token]
+  local meta -- a record with meta is never Go's leaseRecord: held() reads it
   if not ok then
     local l = held(token, key)
-    if l then ok, worker = true, l.worker end
+    if l then ok, worker, meta = true, l.worker, l.meta end
   end
   i = i + 6
   if ok then
     drop_lease(token, worker)
+    lmove(meta, 'leased', 'done')
     worker_count(worker, 'done', 1)
     D.done = D.done + 1
     if bytes ~= '0' then D.bytes = D.bytes + tonumber(bytes) end

@@ -14,10 +14,11 @@ for i = 6, #ARGV, 5 do
     drop_lease(token, l.worker)
     worker_count(l.worker, 'failed', 1)
     if ARGV[i + 2] == '1' or l.attempts >= MAX_ATTEMPTS then
-      to_failed(key, l.depth, l.attempts, ARGV[i + 4])
+      to_failed(key, l.depth, l.attempts, ARGV[i + 4], l.meta)
     else
-      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), entry(key, l.depth, l.attempts))
+      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), entry(key, l.depth, l.attempts, l.meta))
       D.delayed = D.delayed + 1
+      lmove(l.meta, 'leased', 'delayed')
     end
   else
     lost[#lost + 1] = key

@@ -5,12 +5,15 @@
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
 --   KEYS[2] leases    zset token -> deadline (ms)
---   KEYS[3] lease     hash token -> "attempts:depth:#worker:<worker><key>"
+--   KEYS[3] lease     hash token -> record: "attempts:depth:#worker:<worker><key>",
+--                     prefixed "+<meta>;" for an item with meta (below)
 --   KEYS[4] workers   zset worker -> last seen + ttl (ms)
 --   KEYS[5] delayed   zset entry -> due (ms)
 --   KEYS[6] failed    zset key -> failed at (ms)
---   KEYS[7] failinfo  hash key -> "attempts:depth:reason"
---   KEYS[8] stats     hash of counters: pending leased delayed done failed added bytes
+--   KEYS[7] failinfo  hash key -> "attempts:depth:reason", prefixed "+<meta>;" as a record
+--   KEYS[8] stats     hash of counters: pending leased delayed done failed added bytes;
+--                     p1..p9 (pending at priority 1..9, only once one was used),
+--                     pskip (the starvation guard's count, tracker.StarveEvery)
 --   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
 --   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
 --   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
@@ -27,6 +30,21 @@
 --   TAG_ITEM "depth:attempts:key"  any item
 --   TAG_HUGE_RANGE "lo:hi"         IDs lo..hi (>= 2^40, decimal strings) of AddRange,
 --                                  deduplicated by fingerprint when carved
+--   TAG_EXT "depth:attempts:meta;key"  an item with meta (below)
+-- TAG_NAMED "depth:attempts:meta;key" is TAG_EXT with label names for IDs:
+-- only in add arguments (Go writes it; add_item stores it as TAG_EXT).
+--
+-- Meta is what an item carries beyond key, depth and attempts, only when it
+-- has some (a crawl without priorities, labels or revisits never writes it):
+-- "p:l:v:f", trailing zero or empty fields left out ("3", "0:1.4", "0::2:1"):
+--   p  priority 1..9 (tracker.Item.Priority; 0 is level 0, the pending list)
+--   l  label IDs of the crawl's label table (derived key labels), '.'-joined;
+--      names ','-joined in TAG_NAMED and in what scripts return to Go
+--   v  visits (tracker.Lease.Visits: revisits)
+--   f  flags, a bitmask: FLAG_VALIDATORS (validators kept for the key)
+-- Parsers ignore fields after these: new ones are appended.
+-- An item of priority p > 0 waits in the derived list pending:<p>; stats'
+-- p<p> counts it (checkout reads p1..p9 in one HMGET: O(1)).
 --
 -- The wire format's bytes, named once. Each constant names its Go twin in
 -- redis_encode.go; TestWireConstantsAgree reads this file and checks them.
@@ -34,10 +52,15 @@ local TAG_RUN = 1        -- Go: tagRun
 local TAG_RANGE = 2      -- Go: tagRange
 local TAG_ITEM = 3       -- Go: tagItem
 local TAG_HUGE_RANGE = 4 -- Go: tagHugeRange
-local TAG_MAX = 4        -- Go: tagMax (a bare key's first byte is above it)
+local TAG_EXT = 5        -- Go: tagExt
+local TAG_NAMED = 6      -- Go: tagNamed
+local TAG_MAX = 6        -- Go: tagMax (a bare key's first byte is above it)
+local FLAG_VALIDATORS = 1 -- Go: flagValidators
+local STARVE_EVERY = 8   -- Go: starveEvery (tracker.StarveEvery)
 local KIND_ID = 'i'      -- Go: kindID (an add argument: numeric ID < 2^40, bitmap dedup)
 local KIND_FP = 'f'      -- Go: kindFingerprint (an add argument: fingerprint dedup)
 local S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
+local S_EXT = string.char(TAG_EXT)
 
 local K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
@@ -58,13 +81,53 @@ local function itoa(n) return string.format('%.0f', n) end
 local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0}
 local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes'}
 
-local function entry(key, depth, attempts)
+-- ---- meta (priority, labels, visits, flags) ----
+
+-- meta_dec parses "p:l:v:f" (fields may be missing) into a table.
+local function meta_dec(ms)
+  local p, l, v, f = string.match(ms, '^(%d*):?([^:]*):?(%d*):?(%d*)')
+  return {p = tonumber(p) or 0, l = l or '', v = tonumber(v) or 0, f = tonumber(f) or 0}
+end
+
+-- meta_enc writes m, or returns nil when m is nil or carries nothing.
+local function meta_enc(m)
+  if not m then return nil end
+  local t = {itoa(m.p), m.l, itoa(m.v), itoa(m.f)}
+  local n = 4
+  while n > 0 and (t[n] == '0' or t[n] == '') do n = n - 1 end
+  if n == 0 then return nil end
+  return table.concat(t, ':', 1, n)
+end
+
+local function entry(key, depth, attempts, meta)
+  local ms = meta_enc(meta)
+  if ms then return S_EXT .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. ms .. ';' .. key end
   if depth == 0 and attempts == 0 and string.byte(key, 1) > TAG_MAX then return key end
   return S_ITEM .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. key
 end
 
-local function record(key, depth, attempts, worker)
-  return itoa(attempts) .. ':' .. itoa(depth) .. ':' .. itoa(#worker) .. ':' .. worker .. key
+-- parse_ext parses a TAG_EXT (or TAG_NAMED) entry: key, depth, attempts, meta.
+local function parse_ext(e)
+  local d, a, ms, p = string.match(e, '^.(%d+):(%d+):([^;]*);()')
+  return string.sub(e, p), tonumber(d), tonumber(a), meta_dec(ms)
+end
+
+-- with_meta prefixes a record or failinfo value with "+meta;" when m carries any.
+local function with_meta(v, m)
+  local ms = meta_enc(m)
+  if ms then return '+' .. ms .. ';' .. v end
+  return v
+end
+
+-- split_meta undoes with_meta: the value without the prefix, and its meta (or nil).
+local function split_meta(v)
+  if string.byte(v, 1) ~= 43 then return v, nil end -- '+'
+  local ms, q = string.match(v, '^%+([^;]*);()')
+  return string.sub(v, q), meta_dec(ms)
+end
+
+local function record(key, depth, attempts, worker, meta)
+  return with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. itoa(#worker) .. ':' .. worker .. key, meta)
 end
 
 -- record_head returns a function of (key, depth, attempts) making the
@@ -89,9 +152,113 @@ local function record_head(worker)
 end
 
 local function parse_record(rec)
+  local meta
+  rec, meta = split_meta(rec)
   local a, d, n, p = string.match(rec, '^(%d+):(%d+):(%d+):()')
   n = tonumber(n)
-  return string.sub(rec, p + n), tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1)
+  return string.sub(rec, p + n), tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1), meta
+end
+
+-- ---- labels: the crawl's table (derived key labels: name -> id, '#'<id> ->
+-- name, '#' -> the last id given) and per-label counters (derived key
+-- lstats: '<id>:<state>' -> count, for labeled items only) ----
+
+local K_LABELS, K_LSTATS = PREFIX .. 'labels', PREFIX .. 'lstats'
+local LID, LNAME = {}, {}
+
+-- label_id returns name's id, giving it the next one the first time.
+local function label_id(name)
+  local id = LID[name]
+  if id then return id end
+  id = redis.call('HGET', K_LABELS, name)
+  if not id then
+    id = itoa(redis.call('HINCRBY', K_LABELS, '#', 1))
+    redis.call('HSET', K_LABELS, name, id, '#' .. id, name)
+  end
+  LID[name] = id
+  return id
+end
+
+-- label_names turns '.'-joined ids into ','-joined names.
+local function label_names(l)
+  local out = {}
+  for id in string.gmatch(l, '%d+') do
+    local name = LNAME[id]
+    if not name then
+      name = redis.call('HGET', K_LABELS, '#' .. id) or ('#' .. id)
+      LNAME[id] = name
+    end
+    out[#out + 1] = name
+  end
+  return table.concat(out, ',')
+end
+
+-- meta_out is m as the scripts return it to Go: label names for ids; '' for none.
+local function meta_out(m)
+  if not m then return '' end
+  local ms = meta_enc({p = m.p, l = label_names(m.l), v = m.v, f = m.f})
+  return ms or ''
+end
+
+-- has_label says whether m carries label id lid.
+local function has_label(m, lid)
+  return m ~= nil and m.l ~= '' and string.find('.' .. m.l .. '.', '.' .. lid .. '.', 1, true) ~= nil
+end
+
+-- LD accumulates the per-label counter changes; flush writes them.
+local LD = {}
+
+-- lmove counts m's labels out of state `from` and into `to` (either may be nil).
+local function lmove(m, from, to)
+  if not m or m.l == '' then return end
+  for id in string.gmatch(m.l, '%d+') do
+    if from then
+      local f = id .. ':' .. from
+      LD[f] = (LD[f] or 0) - 1
+    end
+    if to then
+      local f = id .. ':' .. to
+      LD[f] = (LD[f] or 0) + 1
+    end
+  end
+end
+
+-- ---- priority levels ----
+
+-- PD accumulates the changes of stats' p1..p9; flush writes them.
+local PD = {}
+local LEVEL_KEYS = {}
+
+local function level_key(p)
+  if p == 0 then return K_PENDING end
+  local k = LEVEL_KEYS[p]
+  if not k then
+    k = PREFIX .. 'pending:' .. itoa(p)
+    LEVEL_KEYS[p] = k
+  end
+  return k
+end
+
+local function level_count(p, n)
+  if p > 0 then
+    local f = 'p' .. itoa(p)
+    PD[f] = (PD[f] or 0) + n
+  end
+end
+
+-- level_of is the priority of an entry (0 unless TAG_EXT) and its meta.
+local function level_of(e)
+  if string.byte(e, 1) ~= TAG_EXT then return 0, nil end
+  local _, _, _, m = parse_ext(e)
+  return m.p, m
+end
+
+-- pend puts entry e, of priority p, back in pending: at the head of its
+-- level (front: it was leased first) or at the tail.
+local function pend(e, p, front)
+  redis.call(front and 'LPUSH' or 'RPUSH', level_key(p), e)
+  level_count(p, 1)
+  D.pending = D.pending + 1
 end
 
 -- REC caches lease records read by prefetch; DROPPED holds the tokens this
@@ -116,9 +283,9 @@ local function held(token, key)
   local rec = REC[token]
   if rec == nil then rec = redis.call('HGET', K_LEASE, token) end
   if not rec then return nil end
-  local k, d, a, w = parse_record(rec)
+  local k, d, a, w, m = parse_record(rec)
   if k ~= key then return nil end
-  return {key = k, depth = d, attempts = a, worker = w}
+  return {key = k, depth = d, attempts = a, worker = w, meta = m}
 end
 
 -- call_multi runs cmd key args... in chunks (Lua's unpack has a stack limit);
@@ -154,10 +321,19 @@ local function flush_drops()
   DROP_TOKENS, DROP_BY_WORKER = {}, {}
 end
 
-local function to_failed(key, depth, attempts, reason)
+-- to_failed puts a leased item in failed.
+local function to_failed(key, depth, attempts, reason, meta)
   redis.call('ZADD', K_FAILED, ARGV[2], key)
-  redis.call('HSET', K_FAILINFO, key, itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason)
+  redis.call('HSET', K_FAILINFO, key, with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason, meta))
   D.failed = D.failed + 1
+  lmove(meta, 'leased', 'failed')
+end
+
+-- parse_failinfo returns attempts, depth, reason and meta (or nil).
+local function parse_failinfo(info)
+  local v, m = split_meta(info)
+  local a, d, p = string.match(v, '^(%d+):(%d+):()')
+  return tonumber(a) or 0, tonumber(d) or 0, p and string.sub(v, p) or '', m
 end
 
 -- ---- numeric IDs below 2^40: a bitmap in 1 KiB string shards ----
@@ -333,6 +509,7 @@ end
 -- flush. Only add.lua and complete.lua add items, and nothing else touches
 -- the list's tail in them.
 local PUSH = {}
+local PUSHL = {} -- entries of priority p > 0, per level
 local TAIL, TAIL_RUN, TAIL_DIRTY
 
 -- as_run parses an entry that is a run of marked IDs (TAG_RUN "lo:hi", or a
@@ -384,7 +561,43 @@ local function flush_push()
     if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
   end
   call_multi('RPUSH', K_PENDING, PUSH, 1000)
-  PUSH, TAIL, TAIL_RUN, TAIL_DIRTY = {}, nil, nil, nil
+  for p, es in pairs(PUSHL) do call_multi('RPUSH', level_key(p), es, 1000) end
+  PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
+end
+
+-- push_entry appends a new item's entry; a TAG_NAMED one is stored as
+-- TAG_EXT (label names to ids, each once) at its priority's level.
+local function push_entry(e)
+  if string.byte(e, 1) ~= TAG_NAMED then
+    PUSH[#PUSH + 1] = e
+    return
+  end
+  local key, d, a, m = parse_ext(e)
+  if m.l ~= '' then
+    local ids, seen = {}, {}
+    for name in string.gmatch(m.l, '[^,]+') do
+      local id = label_id(name)
+      if not seen[id] then
+        seen[id] = true
+        ids[#ids + 1] = id
+      end
+    end
+    m.l = table.concat(ids, '.')
+  end
+  e = entry(key, d, a, m)
+  if m.p > 0 then
+    local es = PUSHL[m.p]
+    if not es then
+      es = {}
+      PUSHL[m.p] = es
+    end
+    es[#es + 1] = e
+    level_count(m.p, 1)
+  else
+    PUSH[#PUSH + 1] = e
+  end
+  lmove(m, nil, 'pending')
+  lmove(m, nil, 'added')
 end
 
 -- add_item adds one item unless seen; kind KIND_ID: a is an ID < 2^40; KIND_FP:
@@ -393,10 +606,10 @@ local function add_item(kind, a, b, e)
   if kind == KIND_ID then
     local id = tonumber(a)
     if not id_mark(id) then return 0 end
-    if e == a then push_id(id) else PUSH[#PUSH + 1] = e end
+    if e == a then push_id(id) else push_entry(e) end
   else
     if not fp_add(tonumber(a), b) then return 0 end
-    PUSH[#PUSH + 1] = e
+    push_entry(e)
   end
   D.pending = D.pending + 1
   D.added = D.added + 1
@@ -453,14 +666,14 @@ local function requeue_token(token)
     redis.call('ZREM', K_LEASES, token)
     return 0
   end
-  local key, depth, attempts, worker = parse_record(rec)
+  local key, depth, attempts, worker, meta = parse_record(rec)
   drop_lease(token, worker)
   worker_count(worker, 'expired', 1)
   if attempts >= MAX_ATTEMPTS then
-    to_failed(key, depth, attempts, 'lease expired')
+    to_failed(key, depth, attempts, 'lease expired', meta)
   else
-    redis.call('LPUSH', K_PENDING, entry(key, depth, attempts))
-    D.pending = D.pending + 1
+    pend(entry(key, depth, attempts, meta), meta and meta.p or 0, true)
+    lmove(meta, 'leased', 'pending')
   end
   return 1
 end
@@ -479,10 +692,11 @@ local function promote_delayed(limit)
   local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', 0, limit)
   for _, e in ipairs(due) do
     redis.call('ZREM', K_DELAYED, e)
-    redis.call('RPUSH', K_PENDING, e)
+    local p, m = level_of(e)
+    pend(e, p, false)
+    lmove(m, 'delayed', 'pending')
   end
   D.delayed = D.delayed - #due
-  D.pending = D.pending + #due
   return #due
 end
 
@@ -493,6 +707,13 @@ local function flush()
   for _, f in ipairs(STAT_FIELDS) do
     if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
   end
+  for f, n in pairs(PD) do
+    if n ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(n)) end
+  end
+  for f, n in pairs(LD) do
+    if n ~= 0 then redis.call('HINCRBY', K_LSTATS, f, itoa(n)) end
+  end
+  PD, LD = {}, {}
   fp_flush()
 end
 

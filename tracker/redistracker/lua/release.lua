@@ -1,5 +1,5 @@
--- release.lua: hand held leases back to the head of pending at once, giving
--- the attempt back.
+-- release.lua: hand held leases back to the head of pending (their level's)
+-- at once, giving the attempt back.
 -- KEYS: 1 pending, 2 leases, 3 lease, 8 stats.
 -- ARGV: lib.lua's 1-5; then pairs (token, key).
 -- Returns the keys of the lost leases.
@@ -10,8 +10,8 @@ for i = 6, #ARGV, 2 do
   local l = held(ARGV[i], ARGV[i + 1])
   if l then
     drop_lease(ARGV[i], l.worker)
-    redis.call('LPUSH', K_PENDING, entry(l.key, l.depth, l.attempts - 1))
-    D.pending = D.pending + 1
+    pend(entry(l.key, l.depth, l.attempts - 1, l.meta), l.meta and l.meta.p or 0, true)
+    lmove(l.meta, 'leased', 'pending')
   else
     lost[#lost + 1] = ARGV[i + 1]
   end

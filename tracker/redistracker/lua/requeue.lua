@@ -3,9 +3,12 @@
 -- ('worker'), or the dead letters with their attempts reset ('failed'). A
 -- lease that used its last attempt goes to failed ("lease expired").
 -- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker> ('worker' mode).
--- ARGV: lib.lua's 1-5; 6 mode; 7 limit (> 0).
--- Returns how many items moved. The caller loops while it gets `limit`.
--- Cost: O(limit × log(leases)): never a scan of the queue.
+-- ARGV: lib.lua's 1-5; 6 mode; 7 limit (> 0); ('failed' with a label) 8 the
+--   label, 9 where the scan of the dead letters starts (a rank, 0 first).
+-- Returns how many items moved; the caller loops while it gets `limit`. With
+--   a label, {moved, next rank to scan or -1 at the end}: the dead letters
+--   are scanned SCAN at a time, and the caller loops until -1 (or its limit).
+-- Cost: O(limit × log(leases)), O(SCAN) with a label: never a scan of the queue.
 local mode, limit = ARGV[6], tonumber(ARGV[7])
 local n = 0
 if mode == 'expired' then
@@ -15,15 +18,33 @@ elseif mode == 'worker' then
   local toks = redis.call('SMEMBERS', KEYS[11])
   for i = 1, math.min(limit, #toks) do n = n + requeue_token(toks[i]) end
 elseif mode == 'failed' then
-  for _, k in ipairs(redis.call('ZRANGE', K_FAILED, 0, limit - 1)) do
-    local info = redis.call('HGET', K_FAILINFO, k) or '0:0:'
-    local _, d = string.match(info, '^(%d+):(%d+):')
-    redis.call('ZREM', K_FAILED, k)
-    redis.call('HDEL', K_FAILINFO, k)
-    redis.call('RPUSH', K_PENDING, entry(k, tonumber(d), 0))
-    D.failed = D.failed - 1
-    D.pending = D.pending + 1
-    n = n + 1
+  local label = ARGV[8] or ''
+  local SCAN = 1000
+  local lid, rank, first = nil, tonumber(ARGV[9] or '0'), 0
+  if label ~= '' then
+    lid = redis.call('HGET', K_LABELS, label)
+    if not lid then return {0, -1} end
+    first = rank
+  end
+  local ks = redis.call('ZRANGE', K_FAILED, first, first + (lid and SCAN or limit) - 1)
+  for _, k in ipairs(ks) do
+    if n >= limit then break end
+    local _, d, _, m = parse_failinfo(redis.call('HGET', K_FAILINFO, k) or '0:0:')
+    if lid and not has_label(m, lid) then
+      rank = rank + 1 -- kept: the next scan starts after it
+    else
+      redis.call('ZREM', K_FAILED, k)
+      redis.call('HDEL', K_FAILINFO, k)
+      pend(entry(k, d, 0, m), m and m.p or 0, false)
+      lmove(m, 'failed', 'pending')
+      D.failed = D.failed - 1
+      n = n + 1
+    end
+  end
+  if lid then
+    flush()
+    if #ks < SCAN and n < limit then rank = -1 end
+    return {n, rank}
   end
 else
   return redis.error_reply('requeue: unknown mode ' .. mode)
