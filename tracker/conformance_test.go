@@ -24,7 +24,8 @@ var implementations = []struct {
 	{"memory", newMemory},
 	{"memory-journaled", newJournaledMemory},
 	{"redis", newRedis},
-	{"redis-cluster", newRedisCluster},
+	{"redis-cluster", newRedisCluster(6)},
+	{"redis-cluster-p1", newRedisCluster(1)},
 }
 
 func newMemory(t testing.TB, opts tracker.Options) tracker.Engine {
@@ -52,7 +53,7 @@ func openMemory(t testing.TB, cfg memtracker.Config) *memtracker.Tracker {
 // every case starts from an empty, isolated crawl.
 func newRedis(t testing.TB, opts tracker.Options) tracker.Engine {
 	t.Helper()
-	return openRedis(t, redistest.Start(t, redistest.Options{}).URL(0), "conformance", opts)
+	return openRedis(t, redistest.Start(t, redistest.Options{}).URL(0), "conformance", 1, opts)
 }
 
 // cluster is one Redis Cluster (3 masters) shared by every redis-cluster
@@ -77,9 +78,18 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// newRedisCluster is the Redis Cluster factory, with P = 1 (one hash tag
-// per crawl).
-func newRedisCluster(t testing.TB, opts tracker.Options) tracker.Engine {
+// newRedisCluster is the Redis Cluster factory with p partitions (p = 1:
+// one hash tag per crawl).
+func newRedisCluster(p int) trackertest.Factory {
+	return func(t testing.TB, opts tracker.Options) tracker.Engine {
+		t.Helper()
+		startCluster(t)
+		return openRedis(t, cluster.c.URL(), fmt.Sprint("conformance-", cluster.n.Add(1)), p, opts)
+	}
+}
+
+// startCluster starts the shared cluster once.
+func startCluster(t testing.TB) {
 	t.Helper()
 	cluster.once.Do(func() {
 		if cluster.dir, cluster.err = os.MkdirTemp("", "distscrape-cluster-"); cluster.err == nil {
@@ -89,7 +99,6 @@ func newRedisCluster(t testing.TB, opts tracker.Options) tracker.Engine {
 	if cluster.err != nil {
 		t.Fatalf("redis cluster: %v", cluster.err)
 	}
-	return openRedis(t, cluster.c.URL(), fmt.Sprint("conformance-", cluster.n.Add(1)), opts)
 }
 
 func TestConformance(t *testing.T) {
@@ -118,20 +127,20 @@ var shared = []struct {
 	}},
 	{"redis", func(t testing.TB) func(tracker.Options) tracker.Engine {
 		url := redistest.Start(t, redistest.Options{}).URL(0)
-		return func(opts tracker.Options) tracker.Engine { return openRedis(t, url, "shared", opts) }
+		return func(opts tracker.Options) tracker.Engine { return openRedis(t, url, "shared", 1, opts) }
 	}},
 	{"redis-cluster", func(t testing.TB) func(tracker.Options) tracker.Engine {
-		newRedisCluster(t, tracker.Options{}) // starts the cluster once
+		startCluster(t)
 		crawl := fmt.Sprint("shared-", cluster.n.Add(1))
-		return func(opts tracker.Options) tracker.Engine { return openRedis(t, cluster.c.URL(), crawl, opts) }
+		return func(opts tracker.Options) tracker.Engine { return openRedis(t, cluster.c.URL(), crawl, 6, opts) }
 	}},
 }
 
-func openRedis(t testing.TB, url, crawl string, opts tracker.Options) tracker.Engine {
+func openRedis(t testing.TB, url, crawl string, partitions int, opts tracker.Options) tracker.Engine {
 	t.Helper()
-	r, err := redistracker.New(context.Background(), redistracker.Config{URL: url, Crawl: crawl, Options: opts})
+	r, err := redistracker.Open(context.Background(), redistracker.Config{URL: url, Crawl: crawl, Partitions: partitions, Options: opts})
 	if err != nil {
-		t.Fatalf("redistracker.New: %v", err)
+		t.Fatalf("redistracker.Open: %v", err)
 	}
 	t.Cleanup(func() { _ = r.Close() })
 	return r

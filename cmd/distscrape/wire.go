@@ -62,7 +62,7 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch cfg.Tracker.Kind {
 	case "redis":
-		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), Logger: slog.Default()})
+		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions, Options: trackerOptions(cfg), Logger: slog.Default()})
 	default:
 		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
 	}
@@ -74,7 +74,7 @@ func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error
 func openReadOnly(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch {
 	case cfg.Tracker.Kind == "redis":
-		return redistracker.New(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Options: trackerOptions(cfg), ReadOnly: true, Logger: slog.Default()})
+		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions, Options: trackerOptions(cfg), ReadOnly: true, Logger: slog.Default()})
 	case cfg.Tracker.State == "":
 		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg)}) // nothing on disk to write
 	default:

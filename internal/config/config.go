@@ -45,6 +45,7 @@ type Tracker struct {
 	Batch       int           `yaml:"batch"`        // items per checkout; default 32
 	MaxAttempts int           `yaml:"max_attempts"` // default 3
 	Backoff     Backoff       `yaml:"backoff"`
+	Partitions  int           `yaml:"partitions"` // redis: partitions of the crawl's items; default 1
 }
 
 // Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.

@@ -40,6 +40,7 @@ func (c *Config) ApplyDefaults() {
 	setInt(&t.MaxAttempts, DefaultMaxAttempts)
 	setDur(&t.Backoff.Base, DefaultBackoffBase)
 	setDur(&t.Backoff.Max, DefaultBackoffMax)
+	setInt(&t.Partitions, 1)
 
 	s := &c.Scraper
 	setStr(&s.Kind, "link")

@@ -88,6 +88,9 @@ func (t *Tracker) validate(p *problems) {
 	durRange(p, "tracker.lease_ttl", t.LeaseTTL, 100*time.Millisecond, 24*time.Hour)
 	intRange(p, "tracker.batch", t.Batch, 1, 10000)
 	intRange(p, "tracker.max_attempts", t.MaxAttempts, 1, 1000)
+	if intRange(p, "tracker.partitions", t.Partitions, 1, 1024); t.Partitions > 1 && t.Kind != "redis" {
+		p.add("tracker.partitions", "%d partitions: only the redis tracker has partitions (tracker.kind is %s)", t.Partitions, t.Kind)
+	}
 	durRange(p, "tracker.backoff.base", t.Backoff.Base, time.Millisecond, 24*time.Hour)
 	durRange(p, "tracker.backoff.max", t.Backoff.Max, time.Millisecond, 30*24*time.Hour)
 	if t.Backoff.Base > 0 && t.Backoff.Max > 0 && t.Backoff.Max < t.Backoff.Base {

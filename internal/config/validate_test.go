@@ -21,6 +21,8 @@ func TestBadConfigs(t *testing.T) {
 		{"missing crawl", "scraper: {seeds: ['https://a.org/']}\n", "crawl", "required"},
 		{"bad crawl name", "crawl: 'a b/c'\n", "crawl", "use 1 to 64 letters"},
 		{"tracker kind", "crawl: x\ntracker: {kind: postgres}\n", "tracker.kind", `unknown value "postgres" (want memory or redis)`},
+		{"partitions on memory", "crawl: x\ntracker: {partitions: 4}\n", "tracker.partitions", "only the redis tracker has partitions"},
+		{"partitions too many", "crawl: x\ntracker: {kind: redis, url: 'redis://h:6379', partitions: 2000}\n", "tracker.partitions", "2000"},
 		{"redis without url", "crawl: x\ntracker: {kind: redis}\n", "tracker.url", "required when tracker.kind is redis"},
 		{"redis url scheme", "crawl: x\ntracker: {kind: redis, url: 'http://h:6379'}\n", "tracker.url", `scheme "http" not allowed (want redis:// or rediss://)`},
 		{"redis url db", "crawl: x\ntracker: {kind: redis, url: 'redis://h:6379/x'}\n", "tracker.url", `database "x" is not a number`},

@@ -2,7 +2,9 @@
 // shares: one embedded Lua script per operation (lua/, run with EVALSHA),
 // every key of a crawl under one hash tag (keys.go), compact dedup
 // (bitmaps for numeric IDs, fingerprints for URLs), and a fleet-wide
-// per-host request rate (fetch.FleetLimiter).
+// per-host request rate (fetch.FleetLimiter). A crawl opened with
+// Config.Partitions > 1 (Open) is a Partitioned: P of these, each under a
+// hash tag of its own, so a Redis Cluster spreads them over its masters.
 //
 // It imports the tracker contract and go-redis; it must never import
 // memtracker, the manager or the command line. The conformance suite in

@@ -113,8 +113,10 @@ const (
 	keyCrawl
 )
 
-func newCrawlKeys(crawl string) crawlKeys {
-	p := "distscrape:{" + crawl + "}:"
+func newCrawlKeys(crawl string) crawlKeys { return newCrawlKeysTag(crawl) }
+
+func newCrawlKeysTag(tag string) crawlKeys {
+	p := "distscrape:{" + tag + "}:"
 	return crawlKeys{prefix: p, fixed: []string{
 		p + "pending", p + "leases", p + "lease", p + "workers", p + "delayed",
 		p + "failed", p + "failinfo", p + "stats", p + "fpmeta", p + "crawl",
@@ -163,3 +165,74 @@ func (k crawlKeys) hostPermits(host string) string { return k.prefix + "conc:" +
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.
 func (k crawlKeys) pattern() string { return k.prefix + "*" }
+
+// # Partitions
+//
+// A crawl opened with tracker.partitions P > 1 (Open, Partitioned) keeps its
+// items in P partitions, each a complete set of the keys above under a hash
+// tag of its own, "distscrape:{CRAWL/p.k}:": partition p of P, and k the
+// first suffix 0, 1, ... that puts the tag's slot in the p-th P-th of the
+// 16384 slots. Partitions so spread evenly over the slot space, so over the
+// masters of a cluster whose slots were split evenly (redis-cli --cluster
+// create does), whatever the crawl's name; every script still touches one
+// slot. P = 1 is the layout above, key names unchanged.
+//
+// One key outside the partitions, under the crawl's own tag:
+//
+//	partitions  string  P, written by the first tracker opened with P > 1; a
+//	                    tracker opened with another P is refused (routing is a
+//	                    function of P: a changed P would break dedup)
+//	ranges      list    "lo:hi" ID ranges too long to split into blocks at once
+//	                    (AddRange), split a slice at a time by checkout
+//	rangeids    string  the IDs in ranges (counted as pending and added)
+//	split       string  a short lock: one worker splits ranges at a time
+//
+// And one in partition 0's slot, with limits only (Partitioned.Checkout):
+//
+//	grant       string  a short lock that serializes grants under max_pages
+const maxPartitions = 1024
+
+// newPartitionKeys returns the keys of partition p of a crawl with n
+// partitions; n = 1 is newCrawlKeys.
+func newPartitionKeys(crawl string, p, n int) crawlKeys {
+	if n <= 1 {
+		return newCrawlKeys(crawl)
+	}
+	lo, hi := p*slots/n, (p+1)*slots/n
+	for k := 0; ; k++ {
+		tag := crawl + "/" + strconv.Itoa(p) + "." + strconv.Itoa(k)
+		if s := int(keySlot(tag)); s >= lo && s < hi {
+			return newCrawlKeysTag(tag)
+		}
+	}
+}
+
+// partitionsRecord is the key that records a partitioned crawl's P.
+func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + "partitions" }
+
+func (k crawlKeys) grantLock() string { return k.prefix + "grant" }
+
+func (k crawlKeys) overflow() string { return k.prefix + "ranges" }
+
+func (k crawlKeys) overflowIDs() string { return k.prefix + "rangeids" }
+
+func (k crawlKeys) splitLock() string { return k.prefix + "split" }
+
+// slots is the number of Redis Cluster hash slots.
+const slots = 16384
+
+// keySlot is Redis Cluster's slot of a hash tag: CRC16 (XMODEM) mod 16384.
+func keySlot(tag string) uint16 {
+	var crc uint16
+	for i := 0; i < len(tag); i++ {
+		crc ^= uint16(tag[i]) << 8
+		for range 8 {
+			if crc&0x8000 != 0 {
+				crc = crc<<1 ^ 0x1021
+			} else {
+				crc <<= 1
+			}
+		}
+	}
+	return crc % slots
+}

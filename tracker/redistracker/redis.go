@@ -46,6 +46,12 @@ type Config struct {
 	// ReadOnly makes New write nothing (status, failed, check) and the
 	// writing calls return tracker.ErrReadOnly.
 	ReadOnly bool
+	// Partitions spreads the crawl's items over this many partitions, each
+	// under a hash tag of its own (keys.go): on a Redis Cluster, over its
+	// masters. 0 or 1: one partition, the layout of a crawl before
+	// partitions. Fixed for a crawl's life (Open refuses another). Open
+	// opens any number; New only one.
+	Partitions int
 	tracker.Options
 
 	// Fingerprint table geometry of a new crawl (tests shrink them to
@@ -97,8 +103,28 @@ var _ tracker.Engine = (*Tracker)(nil)
 var crawlName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
 // New connects to Redis, checks that it does not evict keys, and joins
-// the crawl as it is (it never wipes state).
+// the crawl as it is (it never wipes state). It opens one partition: a
+// crawl with Config.Partitions > 1 is opened by Open.
 func New(ctx context.Context, cfg Config) (*Tracker, error) {
+	if cfg.Partitions > 1 {
+		return nil, fmt.Errorf("tracker: redis: %d partitions: open the crawl with redistracker.Open", cfg.Partitions)
+	}
+	r, err := connect(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.checkPartitions(ctx, cfg.Crawl, 1); err != nil {
+		return nil, r.closeWith(err)
+	}
+	if err := r.join(ctx, cfg); err != nil {
+		return nil, r.closeWith(err)
+	}
+	return r, nil
+}
+
+// connect validates cfg, connects, checks every master and loads the
+// scripts: a Tracker of the crawl's own keys that has not joined it yet.
+func connect(ctx context.Context, cfg Config) (*Tracker, error) {
 	if !crawlName.MatchString(cfg.Crawl) {
 		return nil, fmt.Errorf("tracker: crawl name %q: want 1-64 of [A-Za-z0-9._-]", cfg.Crawl)
 	}
@@ -118,18 +144,29 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 		r.c, r.ownsC = c, true
 	}
 	addr := clientAddr(r.c)
-	fail := func(err error) (*Tracker, error) {
-		if r.ownsC {
-			r.c.Close()
-		}
-		return nil, err
-	}
 	if err := r.c.Ping(ctx).Err(); err != nil {
-		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
+		return nil, r.closeWith(fmt.Errorf("tracker: redis at %s: %w", addr, err))
 	}
 	if err := r.checkEveryMaster(ctx); err != nil {
-		return fail(err)
+		return nil, r.closeWith(err)
 	}
+	var err error
+	if r.scripts, err = loadScripts(ctx, r.c); err != nil {
+		return nil, r.closeWith(fmt.Errorf("tracker: redis at %s: %w", addr, err))
+	}
+	return r, nil
+}
+
+// closeWith closes a client this tracker owns and returns err.
+func (r *Tracker) closeWith(err error) error {
+	if r.ownsC {
+		r.c.Close()
+	}
+	return err
+}
+
+// join reads (or records) the crawl's fingerprint geometry and crawl record.
+func (r *Tracker) join(ctx context.Context, cfg Config) error {
 	base, load := cfg.fpBase, cfg.fpLoad
 	if base == 0 {
 		base = fpBaseLevel
@@ -138,17 +175,14 @@ func New(ctx context.Context, cfg Config) (*Tracker, error) {
 		load = fpBucketLoad
 	}
 	if err := r.initFingerprints(ctx, base, load); err != nil {
-		return fail(err)
+		return err
 	}
 	id, err := r.c.Get(ctx, r.keys.key(keyCrawl)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return fail(fmt.Errorf("tracker: redis at %s: read the crawl record: %w", addr, err))
+		return fmt.Errorf("tracker: redis at %s: read the crawl record: %w", clientAddr(r.c), err)
 	}
 	r.crawlID.Store(&id)
-	if r.scripts, err = loadScripts(ctx, r.c); err != nil {
-		return fail(fmt.Errorf("tracker: redis at %s: %w", addr, err))
-	}
-	return r, nil
+	return nil
 }
 
 // checkEviction refuses a Redis that may evict keys. A managed Redis that

@@ -63,26 +63,41 @@ func (r *Tracker) AddRange(ctx context.Context, rg tracker.Range) error {
 	if err := tracker.ValidateRange(rg); err != nil {
 		return err
 	}
-	type part struct {
-		tag    byte
-		lo, hi uint64
-	}
-	var parts []part
-	if rg.Lo < hugeID {
-		parts = append(parts, part{tagRange, rg.Lo, min(rg.Hi, hugeID-1)})
-	}
-	if rg.Hi >= hugeID {
-		parts = append(parts, part{tagHugeRange, max(rg.Lo, hugeID), rg.Hi})
-	}
-	for _, p := range parts {
-		n := strconv.FormatUint(p.hi-p.lo+1, 10)
-		res, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, rangeEntry(p.tag, p.lo, p.hi), n, r.seenID(), r.freshID)
+	return r.addRanges(ctx, []tracker.Range{rg})
+}
+
+// addRanges adds valid ranges, addChunk per script call (a partitioned
+// crawl's range is one per ID block).
+func (r *Tracker) addRanges(ctx context.Context, rgs []tracker.Range) error {
+	args := []any{r.seenID(), r.freshID}
+	send := func() error {
+		if len(args) == 2 {
+			return nil
+		}
+		res, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, args...)
 		if err != nil {
 			return err
 		}
 		r.learnID(res)
+		args = []any{r.seenID(), r.freshID}
+		return nil
 	}
-	return nil
+	for _, rg := range rgs {
+		if rg.Lo < hugeID {
+			hi := min(rg.Hi, hugeID-1)
+			args = append(args, rangeEntry(tagRange, rg.Lo, hi), strconv.FormatUint(hi-rg.Lo+1, 10))
+		}
+		if rg.Hi >= hugeID {
+			lo := max(rg.Lo, hugeID)
+			args = append(args, rangeEntry(tagHugeRange, lo, rg.Hi), strconv.FormatUint(rg.Hi-lo+1, 10))
+		}
+		if len(args) >= 2+2*addChunk {
+			if err := send(); err != nil {
+				return err
+			}
+		}
+	}
+	return send()
 }
 
 // Checkout leases up to n pending items to worker for ttl.
@@ -93,12 +108,18 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
 		return nil, err
 	}
+	return r.checkout(ctx, worker, n, ttl, r.opts.Limits)
+}
+
+// checkout is Checkout under lim (a partition's share of the crawl's
+// limits, Partitioned.Checkout).
+func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.Duration, lim tracker.Limits) ([]tracker.Lease, error) {
 	var out []tracker.Lease
 	for call := 0; call < maxCalls && len(out) < n; call++ {
 		now := r.opts.Clock.Now()
 		want := n - len(out)
 		args := append(make([]any, 0, 9+want), want, ttl.Milliseconds(), worker, r.opts.RequeueBatch, scanBudget,
-			r.seenID(), r.freshID, r.opts.Limits.MaxPages, r.opts.Limits.MaxBytes)
+			r.seenID(), r.freshID, lim.MaxPages, lim.MaxBytes)
 		args, tokens := appendTokens(args, want)
 		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker), args...)
 		if err != nil {
@@ -134,9 +155,9 @@ func (r *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 		case 2:
 			return nil, tracker.ErrPaused
 		case 3:
-			return nil, &tracker.LimitError{Limit: "max_pages", Value: r.opts.Limits.MaxPages}
+			return nil, &tracker.LimitError{Limit: "max_pages", Value: lim.MaxPages}
 		case 4:
-			return nil, &tracker.LimitError{Limit: "max_bytes", Value: r.opts.Limits.MaxBytes}
+			return nil, &tracker.LimitError{Limit: "max_bytes", Value: lim.MaxBytes}
 		}
 		if more == 0 {
 			break

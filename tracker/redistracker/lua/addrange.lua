@@ -1,14 +1,16 @@
--- addrange.lua: add a range of numeric IDs as one pending entry; its IDs are
--- deduplicated when checkout carves them.
+-- addrange.lua: add ranges of numeric IDs, each as one pending entry; their
+-- IDs are deduplicated when checkout carves them.
 -- KEYS: 1 pending, 8 stats, 10 crawl.
--- ARGV: lib.lua's 1-5; 6 the entry (TAG_RANGE or TAG_HUGE_RANGE, "lo:hi"), 7 its length
---   (decimal, exact: it goes to HINCRBY as a string); 8 the crawl id seen,
---   9 a fresh id (as in add.lua).
--- Returns the crawl id, or STATE_LOST. Cost: O(1) in time and memory,
---   whatever the range's length.
-local id = check_crawl(ARGV[8], ARGV[9], true)
+-- ARGV: lib.lua's 1-5; 6 the crawl id seen, 7 a fresh id (as in add.lua);
+--   then per range 2 values: the entry (TAG_RANGE or TAG_HUGE_RANGE,
+--   "lo:hi") and its length (decimal, exact: it goes to HINCRBY as a string).
+-- Returns the crawl id, or STATE_LOST. Cost: O(ranges) in time and memory,
+--   whatever their lengths.
+local id = check_crawl(ARGV[6], ARGV[7], true)
 if not id then return redis.error_reply(STATE_LOST) end
-redis.call('RPUSH', K_PENDING, ARGV[6])
-redis.call('HINCRBY', K_STATS, 'pending', ARGV[7])
-redis.call('HINCRBY', K_STATS, 'added', ARGV[7])
+for i = 8, #ARGV, 2 do
+  redis.call('RPUSH', K_PENDING, ARGV[i])
+  redis.call('HINCRBY', K_STATS, 'pending', ARGV[i + 1])
+  redis.call('HINCRBY', K_STATS, 'added', ARGV[i + 1])
+end
 return id

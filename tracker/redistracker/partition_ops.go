@@ -1,0 +1,430 @@
+package redistracker
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// Add adds each item to its partition (one add per partition touched).
+func (pt *Partitioned) Add(ctx context.Context, items []tracker.Item) (int, error) {
+	if err := pt.usable(); err != nil {
+		return 0, err
+	}
+	if err := tracker.ValidateItems(items); err != nil {
+		return 0, err
+	}
+	return pt.addRouted(ctx, pt.byPartition(items))
+}
+
+// byPartition groups items by their partition.
+func (pt *Partitioned) byPartition(items []tracker.Item) map[int][]tracker.Item {
+	by := map[int][]tracker.Item{}
+	for _, it := range items {
+		p := pt.route(it.Key)
+		by[p] = append(by[p], it)
+	}
+	return by
+}
+
+func (pt *Partitioned) addRouted(ctx context.Context, by map[int][]tracker.Item) (int, error) {
+	total := 0
+	for p, items := range by {
+		n, err := pt.parts[p].Add(ctx, items)
+		total += n
+		if err != nil {
+			return total, err
+		}
+		pt.filled(p)
+	}
+	return total, nil
+}
+
+// Checkout leases up to n items from the partitions in turn (Partitioned).
+func (pt *Partitioned) Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
+	if err := pt.usable(); err != nil {
+		return nil, err
+	}
+	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
+		return nil, err
+	}
+	lim := pt.opts.Limits
+	if lim.MaxPages == 0 && lim.MaxBytes == 0 {
+		return pt.visit(ctx, worker, n, ttl, nil, false)
+	}
+	return pt.checkoutLimited(ctx, worker, n, ttl)
+}
+
+// visit checks out from each partition not known empty, starting at the
+// worker's offset, until n leases. cap, when set, gives a partition's
+// limits and learns what it granted (checkoutLimited).
+func (pt *Partitioned) visit(ctx context.Context, worker string, n int, ttl time.Duration,
+	cap func(p, granted int) (tracker.Limits, bool), again bool) ([]tracker.Lease, error) {
+	start := pt.cursor(worker)
+	var out []tracker.Lease
+	var firstErr error
+	limited := false
+	for i := 0; i < len(pt.parts) && len(out) < n; i++ {
+		p := (start + i) % len(pt.parts)
+		now := pt.nowMS()
+		if until := pt.empty[p].Load(); until != 0 && now < until {
+			continue
+		}
+		var lim tracker.Limits
+		if cap != nil {
+			var ok bool
+			if lim, ok = cap(p, len(out)); !ok {
+				continue
+			}
+		}
+		ls, err := pt.parts[p].checkout(ctx, worker, n-len(out), ttl, lim)
+		for _, l := range ls {
+			l.Token = token(p, l.Token)
+			out = append(out, l)
+		}
+		var le *tracker.LimitError
+		switch {
+		case errors.Is(err, tracker.ErrPaused):
+			// Every partition holds the flag: the others would say so too.
+			if len(out) > 0 {
+				return out, nil
+			}
+			return nil, err
+		case errors.As(err, &le):
+			limited = true
+		case err != nil:
+			// A partition whose master is failing over must not stop the
+			// worker from draining the others.
+			if firstErr == nil {
+				firstErr = err
+			}
+			pt.empty[p].Store(now + emptyBackoff.Milliseconds())
+		case len(ls) == 0:
+			pt.empty[p].Store(now + emptyBackoff.Milliseconds())
+		}
+	}
+	if len(out) > 0 {
+		return out, nil
+	}
+	if firstErr == nil && !limited && !again {
+		// Nothing here: a long range may have blocks left to split.
+		if ok, err := pt.split(ctx); err != nil {
+			return nil, err
+		} else if ok {
+			pt.filledAll()
+			return pt.visit(ctx, worker, n, ttl, cap, true)
+		}
+	}
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if limited {
+		return nil, errLimited
+	}
+	return nil, nil
+}
+
+// errLimited says a partition refused for a limit (checkoutLimited names it).
+var errLimited = errors.New("partition limited")
+
+// cursor is where worker's checkout starts: its own offset, moved one
+// partition per call, so a worker's batches come from each partition in
+// turn and workers start apart.
+func (pt *Partitioned) cursor(worker string) int {
+	pt.mu.Lock()
+	defer pt.mu.Unlock()
+	c, ok := pt.cursors[worker]
+	if !ok {
+		h := fnv.New32a()
+		h.Write([]byte(worker))
+		c = int(h.Sum32() % uint32(len(pt.parts)))
+	}
+	if len(pt.cursors) > 10000 { // worker names come and go: forget, never grow
+		clear(pt.cursors)
+	}
+	pt.cursors[worker] = (c + 1) % len(pt.parts)
+	return c
+}
+
+// grantLockTTL bounds how long a checkout under max_pages holds the grant
+// lock; grantLockWait how long one waits for it before reporting nothing.
+const (
+	grantLockTTL  = 10 * time.Second
+	grantLockWait = 5 * time.Second
+)
+
+// checkoutLimited is Checkout under limits: under the grant lock, the
+// room is read from every partition and shared out as they grant.
+func (pt *Partitioned) checkoutLimited(ctx context.Context, worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
+	lim := pt.opts.Limits
+	unlock, err := pt.lockGrant(ctx)
+	if err != nil || unlock == nil {
+		return nil, err
+	}
+	defer unlock()
+	stats := make([]tracker.Stats, len(pt.parts))
+	if err := pt.each(func(p int, part *Tracker) error {
+		var err error
+		stats[p], err = part.Stats(ctx)
+		return err
+	}); err != nil {
+		return nil, err
+	}
+	var sum tracker.Stats
+	for _, s := range stats {
+		sum.Done += s.Done
+		sum.Leased += s.Leased
+		sum.Bytes += s.Bytes
+	}
+	if lim.MaxBytes > 0 && sum.Bytes >= lim.MaxBytes {
+		return nil, &tracker.LimitError{Limit: "max_bytes", Value: lim.MaxBytes}
+	}
+	room := int64(n)
+	if lim.MaxPages > 0 {
+		room = lim.MaxPages - sum.Done - sum.Leased
+	}
+	// A partition may grant the room left plus what its own expired leases
+	// free (its script requeues them first): its done and leased plus the
+	// room is its max_pages. A partition with neither has nothing to free.
+	ls, err := pt.visit(ctx, worker, n, ttl, func(p, granted int) (tracker.Limits, bool) {
+		left := max(room-int64(granted), 0)
+		own := stats[p].Done + stats[p].Leased
+		if lim.MaxPages > 0 && own+left == 0 {
+			// It may grant nothing; its due retries still become pending,
+			// as a checkout of one partition makes them.
+			if s := stats[p]; s.Delayed > 0 && !s.NextDue.After(pt.opts.Clock.Now()) {
+				_, _ = pt.parts[p].Requeue(ctx, tracker.RequeueOptions{})
+			}
+			return tracker.Limits{}, false
+		}
+		var l tracker.Limits
+		if lim.MaxPages > 0 {
+			l.MaxPages = own + left
+		}
+		return l, true
+	}, false)
+	if errors.Is(err, errLimited) || (err == nil && len(ls) == 0 && room <= 0) {
+		return nil, &tracker.LimitError{Limit: "max_pages", Value: lim.MaxPages}
+	}
+	return ls, err
+}
+
+// lockGrant takes the grant lock, waiting up to grantLockWait; nil, nil
+// when it could not (the caller reports nothing to lease now).
+func (pt *Partitioned) lockGrant(ctx context.Context) (func(), error) {
+	key := newPartitionKeys(pt.crawl, 0, len(pt.parts)).grantLock()
+	b := make([]byte, 8)
+	_, _ = rand.Read(b) // never fails
+	val := hex.EncodeToString(b)
+	deadline := time.Now().Add(grantLockWait)
+	for wait := time.Millisecond; ; wait = min(2*wait, 20*time.Millisecond) {
+		ok, err := pt.c.SetNX(ctx, key, val, grantLockTTL).Result()
+		if err != nil {
+			return nil, fmt.Errorf("tracker: redis checkout: grant lock: %w", explain(err))
+		}
+		if ok {
+			break
+		}
+		if time.Now().After(deadline) {
+			return nil, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+	taken := time.Now()
+	return func() {
+		// Past half its TTL the lock may have expired and been taken by
+		// another worker: leave it to expire rather than delete theirs.
+		if time.Since(taken) < grantLockTTL/2 {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+			defer cancel()
+			pt.c.Del(ctx, key)
+		}
+	}, nil
+}
+
+// byToken groups leases by the partition their token names, with the
+// partition's own token; leases of no partition are lost.
+func (pt *Partitioned) byToken(leases []tracker.Lease) (map[int][]tracker.Lease, []string) {
+	by := map[int][]tracker.Lease{}
+	var lost []string
+	for _, l := range leases {
+		p, t, ok := pt.untoken(l.Token)
+		if !ok {
+			lost = append(lost, l.Key)
+			continue
+		}
+		l.Token = t
+		by[p] = append(by[p], l)
+	}
+	return by, lost
+}
+
+// lostKeys collects the keys of a *LostError into lost; any other error is
+// returned.
+func lostKeys(err error, lost *[]string) error {
+	var le *tracker.LostError
+	if errors.As(err, &le) {
+		*lost = append(*lost, le.Keys...)
+		return nil
+	}
+	return err
+}
+
+// Extend extends each partition's leases (one call per partition touched).
+func (pt *Partitioned) Extend(ctx context.Context, leases []tracker.Lease, ttl time.Duration) ([]tracker.Lease, error) {
+	if err := pt.usable(); err != nil {
+		return nil, err
+	}
+	if err := tracker.ValidateTTL(ttl); err != nil {
+		return nil, err
+	}
+	by, lost := pt.byToken(leases)
+	var out []tracker.Lease
+	for p, ls := range by {
+		got, err := pt.parts[p].Extend(ctx, ls, ttl)
+		for _, l := range got {
+			l.Token = token(p, l.Token)
+			out = append(out, l)
+		}
+		if err := lostKeys(err, &lost); err != nil {
+			return out, err
+		}
+	}
+	return out, tracker.Lost(lost)
+}
+
+// Complete adds the discoveries bound for other partitions, then completes
+// each partition's leases with the discoveries of its own (Partitioned
+// says why in this order).
+func (pt *Partitioned) Complete(ctx context.Context, cs []tracker.Completion) error {
+	if err := pt.usable(); err != nil {
+		return err
+	}
+	if err := tracker.ValidateCompletions(cs); err != nil {
+		return err
+	}
+	by := map[int][]tracker.Completion{}
+	foreign := map[int][]tracker.Item{}
+	var lost []string
+	var held map[tracker.LeaseToken]bool
+	for _, c := range cs {
+		p, t, ok := pt.untoken(c.Lease.Token)
+		if !ok {
+			lost = append(lost, c.Lease.Key)
+			continue
+		}
+		c.Lease.Token = t
+		var own []tracker.Item
+		for _, it := range c.Discovered {
+			if q := pt.route(it.Key); q == p {
+				own = append(own, it)
+			} else {
+				if held == nil {
+					var err error
+					if held, err = pt.held(ctx, cs); err != nil {
+						return err
+					}
+				}
+				if held[token(p, t)] {
+					foreign[q] = append(foreign[q], it)
+				}
+			}
+		}
+		c.Discovered = own
+		by[p] = append(by[p], c)
+	}
+	if _, err := pt.addRouted(ctx, foreign); err != nil {
+		return err
+	}
+	for p, cs := range by {
+		if err := lostKeys(pt.parts[p].Complete(ctx, cs), &lost); err != nil {
+			return err
+		}
+		for _, c := range cs {
+			if len(c.Discovered) > 0 {
+				pt.filled(p)
+				break
+			}
+		}
+	}
+	return tracker.Lost(lost)
+}
+
+// held reads which of the completions' leases are still held: their lease
+// records (one HMGET per partition) name their keys.
+func (pt *Partitioned) held(ctx context.Context, cs []tracker.Completion) (map[tracker.LeaseToken]bool, error) {
+	by := map[int][]tracker.Completion{}
+	for _, c := range cs {
+		if p, _, ok := pt.untoken(c.Lease.Token); ok {
+			by[p] = append(by[p], c)
+		}
+	}
+	out := map[tracker.LeaseToken]bool{}
+	for p, cs := range by {
+		toks := make([]string, len(cs))
+		for i, c := range cs {
+			_, t, _ := pt.untoken(c.Lease.Token)
+			toks[i] = string(t)
+		}
+		recs, err := pt.c.HMGet(ctx, pt.parts[p].keys.key(keyLease), toks...).Result()
+		if err != nil {
+			return nil, fmt.Errorf("tracker: redis complete: %w", err)
+		}
+		for i, rec := range recs {
+			if s, ok := rec.(string); ok && strings.HasSuffix(s, cs[i].Lease.Key) {
+				out[cs[i].Lease.Token] = true
+			}
+		}
+	}
+	return out, nil
+}
+
+// Fail records each partition's failures (one call per partition touched).
+func (pt *Partitioned) Fail(ctx context.Context, fs []tracker.Failure) error {
+	if err := pt.usable(); err != nil {
+		return err
+	}
+	by := map[int][]tracker.Failure{}
+	var lost []string
+	for _, f := range fs {
+		p, t, ok := pt.untoken(f.Lease.Token)
+		if !ok {
+			lost = append(lost, f.Lease.Key)
+			continue
+		}
+		f.Lease.Token = t
+		by[p] = append(by[p], f)
+	}
+	for p, fs := range by {
+		if err := lostKeys(pt.parts[p].Fail(ctx, fs), &lost); err != nil {
+			return err
+		}
+	}
+	return tracker.Lost(lost)
+}
+
+// Release hands each partition's leases back (one call per partition touched).
+func (pt *Partitioned) Release(ctx context.Context, leases []tracker.Lease) error {
+	if err := pt.usable(); err != nil {
+		return err
+	}
+	by, lost := pt.byToken(leases)
+	for p, ls := range by {
+		if err := lostKeys(pt.parts[p].Release(ctx, ls), &lost); err != nil {
+			return err
+		}
+		pt.filled(p)
+	}
+	return tracker.Lost(lost)
+}
