@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"strings"
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
@@ -362,7 +361,7 @@ func (pt *Partitioned) Complete(ctx context.Context, cs []tracker.Completion) er
 }
 
 // held reads which of the completions' leases are still held: their lease
-// records (one HMGET per partition) name their keys.
+// records (one HMGET per partition) are as complete.lua takes them.
 func (pt *Partitioned) held(ctx context.Context, cs []tracker.Completion) (map[tracker.LeaseToken]bool, error) {
 	by := map[int][]tracker.Completion{}
 	for _, c := range cs {
@@ -382,7 +381,7 @@ func (pt *Partitioned) held(ctx context.Context, cs []tracker.Completion) (map[t
 			return nil, fmt.Errorf("tracker: redis complete: %w", err)
 		}
 		for i, rec := range recs {
-			if s, ok := rec.(string); ok && strings.HasSuffix(s, cs[i].Lease.Key) {
+			if s, ok := rec.(string); ok && s == leaseRecord(cs[i].Lease) {
 				out[cs[i].Lease.Token] = true
 			}
 		}
