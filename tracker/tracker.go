@@ -245,7 +245,12 @@ type Tracker interface {
 	// error means nothing is pending now; ErrPaused (and no leases) means an
 	// operator paused the crawl; a *LimitError (ErrLimitReached, and no
 	// leases) means a limit of Options.Limits is reached. It never grants
-	// more leases than Limits.Room allows.
+	// more leases than Limits.Room allows. The order of checkout (FIFO,
+	// Priority, StarveEvery) holds within a partition: an engine may split
+	// its queue (the Redis engine with tracker.partitions > 1; the items of
+	// one URL host always share a partition), and its empty result then
+	// says the partitions it looked at had nothing (one found empty may be
+	// skipped for a short while).
 	Checkout(ctx context.Context, worker string, n int, ttl time.Duration) ([]Lease, error)
 	// Extend pushes the deadline of held leases to now+ttl and returns the
 	// leases with their new deadlines.

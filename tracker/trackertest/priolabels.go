@@ -37,30 +37,35 @@ func wantItem(e *env, where string, got tracker.Item, key string, prio int, labe
 	}
 }
 
+// oneHost is a URL of one host: the order of checkout is a promise among
+// the items of one partition (tracker.Tracker.Checkout), and the items of
+// one host always share one.
+func oneHost(path string) string { return "http://one.example/" + path }
+
 // testPriorityOrder: the highest level first, FIFO within a level, and an
 // item keeps its level through release, expiry and a retry.
 func testPriorityOrder(e *env) {
-	e.addItems(tracker.Item{Key: "a0"}, tracker.Item{Key: "b5", Priority: 5}, tracker.Item{Key: "c9", Priority: 9},
-		tracker.Item{Key: "d5", Priority: 5}, tracker.Item{Key: "e1", Priority: 1})
+	e.addItems(tracker.Item{Key: oneHost("a0")}, tracker.Item{Key: oneHost("b5"), Priority: 5}, tracker.Item{Key: oneHost("c9"), Priority: 9},
+		tracker.Item{Key: oneHost("d5"), Priority: 5}, tracker.Item{Key: oneHost("e1"), Priority: 1})
 	var got []string
 	held := map[string]tracker.Lease{}
 	for range 5 {
 		l := e.checkoutOne("w")
 		got = append(got, l.Key)
 		held[l.Key] = l
-		if want := int(l.Key[1] - '0'); l.Priority != want {
+		if want := int(l.Key[len(l.Key)-1] - '0'); l.Priority != want {
 			e.t.Fatalf("lease %s has priority %d, want %d", l.Key, l.Priority, want)
 		}
 	}
-	if want := []string{"c9", "b5", "d5", "e1", "a0"}; !slices.Equal(got, want) {
+	if want := []string{oneHost("c9"), oneHost("b5"), oneHost("d5"), oneHost("e1"), oneHost("a0")}; !slices.Equal(got, want) {
 		e.t.Fatalf("checkout order %q, want %q", got, want)
 	}
 	// Released leases go back to their level.
-	if err := e.tr.Release(e.ctx, []tracker.Lease{held["e1"], held["c9"]}); err != nil {
+	if err := e.tr.Release(e.ctx, []tracker.Lease{held[oneHost("e1")], held[oneHost("c9")]}); err != nil {
 		e.t.Fatalf("Release: %v", err)
 	}
-	wantItem(e, "first checkout after release", e.checkoutOne("w").Item, "c9", 9)
-	wantItem(e, "second checkout after release", e.checkoutOne("w").Item, "e1", 1)
+	wantItem(e, "first checkout after release", e.checkoutOne("w").Item, oneHost("c9"), 9)
+	wantItem(e, "second checkout after release", e.checkoutOne("w").Item, oneHost("e1"), 1)
 	e.wantStats(counts{Leased: 5, Added: 5})
 
 	// Expired and failed leases keep their level.
@@ -70,8 +75,8 @@ func testPriorityOrder(e *env) {
 	}
 	var c9 tracker.Lease
 	for _, l := range e.checkout("w", 5) {
-		wantItem(e, "checkout after expiry", l.Item, l.Key, int(l.Key[1]-'0'))
-		if l.Key == "c9" {
+		wantItem(e, "checkout after expiry", l.Item, l.Key, int(l.Key[len(l.Key)-1]-'0'))
+		if l.Key == oneHost("c9") {
 			c9 = l
 		} else {
 			e.complete(l)
@@ -79,7 +84,7 @@ func testPriorityOrder(e *env) {
 	}
 	e.fail(c9, "boom", false, 0)
 	e.clock.Advance(backoffMax)
-	if l := e.checkoutOne("w"); l.Key != "c9" || l.Priority != 9 || l.Attempts != 3 {
+	if l := e.checkoutOne("w"); l.Key != oneHost("c9") || l.Priority != 9 || l.Attempts != 3 {
 		e.t.Fatalf("a due retry of c9 came back as %s priority %d attempts %d", l.Key, l.Priority, l.Attempts)
 	}
 }
@@ -88,21 +93,21 @@ func testPriorityOrder(e *env) {
 // lease is from the lowest; one Checkout of a batch follows the same count.
 func testStarvationGuard(e *env) {
 	var its []tracker.Item
-	for _, k := range numbered("low", 6) {
+	for _, k := range numbered(oneHost("low"), 6) {
 		its = append(its, tracker.Item{Key: k})
 	}
-	for _, k := range numbered("mid", 3) {
+	for _, k := range numbered(oneHost("mid"), 3) {
 		its = append(its, tracker.Item{Key: k, Priority: 2})
 	}
-	for _, k := range numbered("high", 40) {
+	for _, k := range numbered(oneHost("high"), 40) {
 		its = append(its, tracker.Item{Key: k, Priority: 7})
 	}
 	e.addItems(its...)
 	for i := 1; i <= 2*tracker.StarveEvery; i++ {
 		l := e.checkoutOne("w")
-		want := "high"
+		want := oneHost("high")
 		if i%tracker.StarveEvery == 0 {
-			want = "low"
+			want = oneHost("low")
 		}
 		if !strings.HasPrefix(l.Key, want) {
 			e.t.Fatalf("lease %d is %s (priority %d), want one of %s", i, l.Key, l.Priority, want)
@@ -114,9 +119,9 @@ func testStarvationGuard(e *env) {
 		e.t.Fatalf("checkout of %d gave %d", 2*tracker.StarveEvery, len(ls))
 	}
 	for i, l := range ls {
-		want := "high"
+		want := oneHost("high")
 		if i >= 2*tracker.StarveEvery-2 {
-			want = "low"
+			want = oneHost("low")
 		}
 		if !strings.HasPrefix(l.Key, want) {
 			e.t.Fatalf("batch lease %d is %s, want one of %s (batch %q)", i, l.Key, want, keysOf(ls))
@@ -134,14 +139,14 @@ func testStarvationGuard(e *env) {
 // testLabelsCarried: labels go with an item through checkout, retries,
 // failure and requeue, and with what is discovered; LabelStats counts them.
 func testLabelsCarried(e *env) {
-	e.addItems(tracker.Item{Key: "k1", Labels: []string{"news", "fr", "news"}, Priority: 3}, tracker.Item{Key: "k2"})
+	e.addItems(tracker.Item{Key: oneHost("k1"), Labels: []string{"news", "fr", "news"}, Priority: 3}, tracker.Item{Key: oneHost("k2")})
 	e.wantLabelStats("news", counts{Pending: 1, Added: 1})
 	e.wantLabelStats("never", counts{})
 	l := e.checkoutOne("w")
-	wantItem(e, "checkout", l.Item, "k1", 3, "news", "fr")
+	wantItem(e, "checkout", l.Item, oneHost("k1"), 3, "news", "fr")
 	e.wantLabelStats("fr", counts{Leased: 1, Added: 1})
 	err := e.tr.Complete(e.ctx, []tracker.Completion{{Lease: l, Discovered: []tracker.Item{
-		{Key: "k3", Depth: 1, Labels: []string{"fr", "img"}}, {Key: "k4", Depth: 1},
+		{Key: oneHost("k3"), Depth: 1, Labels: []string{"fr", "img"}}, {Key: oneHost("k4"), Depth: 1},
 	}}})
 	if err != nil {
 		e.t.Fatalf("Complete: %v", err)
@@ -155,9 +160,9 @@ func testLabelsCarried(e *env) {
 	var k3 tracker.Lease
 	for _, l := range ls {
 		switch l.Key {
-		case "k3":
+		case oneHost("k3"):
 			k3 = l
-			wantItem(e, "discovered", l.Item, "k3", 0, "fr", "img")
+			wantItem(e, "discovered", l.Item, oneHost("k3"), 0, "fr", "img")
 		default:
 			wantItem(e, "unlabeled", l.Item, l.Key, 0)
 			e.complete(l)
@@ -167,20 +172,20 @@ func testLabelsCarried(e *env) {
 	e.wantLabelStats("img", counts{Delayed: 1, Added: 1})
 	e.clock.Advance(backoffMax)
 	k3 = e.checkoutOne("w")
-	wantItem(e, "retried", k3.Item, "k3", 0, "fr", "img")
+	wantItem(e, "retried", k3.Item, oneHost("k3"), 0, "fr", "img")
 	e.fail(k3, "gone", true, 0)
 	e.wantLabelStats("img", counts{Failed: 1, Added: 1})
 	f := e.failed()
 	if len(f) != 1 {
 		e.t.Fatalf("Failed = %+v, want k3", f)
 	}
-	wantItem(e, "failed", f[0].Item, "k3", 0, "fr", "img")
+	wantItem(e, "failed", f[0].Item, oneHost("k3"), 0, "fr", "img")
 	if n := e.requeue(tracker.RequeueOptions{Failed: true}); n != 1 {
 		e.t.Fatalf("Requeue(failed) moved %d, want 1", n)
 	}
 	e.wantLabelStats("img", counts{Pending: 1, Added: 1})
 	k3 = e.checkoutOne("w")
-	wantItem(e, "requeued", k3.Item, "k3", 0, "fr", "img")
+	wantItem(e, "requeued", k3.Item, oneHost("k3"), 0, "fr", "img")
 	e.complete(k3)
 	e.wantLabelStats("fr", counts{Done: 2, Added: 2})
 	e.wantStats(counts{Done: 4, Added: 4})
