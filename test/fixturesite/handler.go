@@ -77,7 +77,17 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "fixturesite: not rendered yet (call Render or Start)", http.StatusServiceUnavailable)
 		return
 	}
+	if s.opts.LogRequests {
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		defer func() { s.ordered.add(r, sw.status) }()
+		w = sw
+	}
 	kind, n := parsePath(r.URL.Path)
+	if kind == pathOther && s.freshPath(r.URL.Path) {
+		s.log.count(kind, n, r.URL.Path)
+		s.serveFresh(w, r)
+		return
+	}
 	logged, a := r.URL.Path, c.mirror[r.URL.RequestURI()]
 	if a != nil {
 		logged = r.URL.RequestURI() // the mirror's pages differ by query
@@ -242,7 +252,7 @@ func (s *Site) Unexpected() []string {
 	defer s.log.mu.Unlock()
 	var out []string
 	for p := range s.log.other {
-		if mirror[p] == nil {
+		if mirror[p] == nil && !s.freshPath(p) {
 			out = append(out, p)
 		}
 	}
@@ -269,3 +279,14 @@ func (s *Site) ResetLog() {
 
 // SetLatency changes the latency added to every request from now on.
 func (s *Site) SetLatency(d time.Duration) { s.latency.Store(int64(max(d, 0))) }
+
+// statusWriter remembers the status a handler wrote (Options.LogRequests).
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	w.status = code
+	w.ResponseWriter.WriteHeader(code)
+}

@@ -44,6 +44,13 @@ type Options struct {
 	// SitemapInRobots adds a "Sitemap:" line naming SitemapIndexPath to
 	// robots.txt.
 	SitemapInRobots bool
+	// Changing serves /changing/ and that many pages whose body and
+	// validators change at every Change (the odd ones); Prio serves /prio/
+	// and that many low and high pages (see fresh.go). Default 0: none.
+	Changing, Prio int
+	// LogRequests keeps every request in order with its validators and
+	// status (Log).
+	LogRequests bool
 }
 
 // DefaultRobots allows every path to every agent.
@@ -79,8 +86,9 @@ type Site struct {
 	closed bool
 	stop   chan struct{} // closed by Close: ends a pending resume
 
-	log    requestLog
-	flight inFlight
+	log     requestLog
+	flight  inFlight
+	ordered orderedLog // Options.LogRequests, and the versions of /changing/
 }
 
 // content is everything the site serves, rendered for one base URL.
