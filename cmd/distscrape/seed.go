@@ -70,13 +70,13 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 				if err != nil {
 					return usagef("--range: %v", err)
 				}
+				if len(c.StringSlice("label")) > 0 {
+					return usagef("--label: the IDs of --range carry no labels (the tracker carves them); seed them as items (--file) to label them")
+				}
 				if cfg.Scraper.Kind != "id" {
 					return usagef("--range: numeric ranges are IDs, but scraper.kind is %q (use kind: id)", cfg.Scraper.Kind)
 				}
 				rng = &r
-				if len(c.StringSlice("label")) > 0 {
-					return usagef("--label: the IDs of --range carry no labels (the tracker carves them); seed them as items (--file) to label them")
-				}
 			}
 			sr, err := newSeedRules(cfg, c.StringSlice("label"))
 			if err != nil {
