@@ -60,6 +60,9 @@ func TestPriorityRuleFetchesFirst(t *testing.T) {
 	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg, "--label", "batch-1", site.URL()+"/prio/"); r.Code != 0 {
 		t.Fatalf("seed --label: %s", r)
 	}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg, "--label", "lost", "--label", "second", site.URL()+"/nope.html"); r.Code != 0 {
+		t.Fatalf("seed --label twice: %s", r)
+	}
 	if st := labelStatus(t, cmd, cfg, "batch-1"); st.Pending != 1 || st.Added != 1 {
 		t.Fatalf("status --label batch-1 after the seed: %+v", st)
 	}
@@ -90,5 +93,22 @@ func TestPriorityRuleFetchesFirst(t *testing.T) {
 	}
 	if r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--label", "hot"); r.Code != 2 || !strings.Contains(r.Stderr, "--label needs --failed") {
 		t.Errorf("requeue --label without --failed: %s", r)
+	}
+	// The 404 seed is a dead letter with its labels: failed and requeue
+	// --failed select it by either, and by nothing else.
+	if r := cmd.Run(t, time.Minute, "failed", "-c", cfg, "--label", "hot"); r.Code != 0 || strings.Contains(r.Stdout, "nope") || !strings.Contains(r.Stderr, "0 shown labelled hot") {
+		t.Errorf("failed --label hot: %s", r)
+	}
+	if r := cmd.Run(t, time.Minute, "failed", "-c", cfg, "--label", "second"); r.Code != 0 || !strings.Contains(r.Stdout, "/nope.html") || !strings.Contains(r.Stderr, "--failed --label second") {
+		t.Errorf("failed --label second: %s", r)
+	}
+	if r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--failed", "--label", "hot"); r.Code != 0 || !strings.Contains(r.Stdout, "requeued 0 items") {
+		t.Errorf("requeue --failed --label hot: %s", r)
+	}
+	if r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--failed", "--label", "lost"); r.Code != 0 || !strings.Contains(r.Stdout, "requeued 1 items") {
+		t.Errorf("requeue --failed --label lost: %s", r)
+	}
+	if st := labelStatus(t, cmd, cfg, "lost"); st.Pending != 1 || st.Failed != 0 {
+		t.Errorf("status --label lost after its requeue: %+v", st)
 	}
 }
