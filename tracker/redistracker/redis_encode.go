@@ -89,7 +89,7 @@ type meta struct {
 func encodeMeta(m meta) string {
 	f := []string{strconv.Itoa(m.priority), strings.Join(m.labels, ","), strconv.Itoa(m.visits), strconv.Itoa(m.flags)}
 	n := len(f)
-	for n > 0 && (f[n-1] == "0" || f[n-1] == "") {
+	for n > 0 && (f[n-1] == "" || n != 2 && f[n-1] == "0") { // a label may be named 0
 		n--
 	}
 	return strings.Join(f[:n], ":")

@@ -3,6 +3,7 @@ package redistracker_test
 import (
 	"context"
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -17,8 +18,11 @@ import (
 // (bare key, or tagItem "depth:attempts:key"),
 // the lease record ("attempts:depth:#worker:<worker><key>"), the delayed
 // entry of a retry, and the dedup of numeric IDs (bitmap), huge IDs and
-// strings (fingerprints). The key, depth and attempts must come back
-// exactly, whatever the bytes of key and worker; a key is new exactly once.
+// strings (fingerprints); with a priority or a label, the tagExt forms
+// (lib.lua's meta) of all of them. The key, depth, attempts, priority and
+// labels must come back exactly, whatever the bytes of key and worker; a key
+// is new exactly once. A priority outside 0..9 or a label ValidateLabel
+// refuses is ErrInvalidItem.
 // A key the contract refuses (tracker.ValidateKey: a tag byte, a control
 // character, whitespace...) must be refused with ErrInvalidItem, and a
 // worker name it refuses (tracker.ValidateWorker: a ":", a byte outside
@@ -27,13 +31,17 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 	for _, s := range []struct {
 		key, worker string
 		depth       uint16
+		prio        uint8
+		label       string
 	}{
-		{"https://example.org/", "w1", 0}, {"42", "w", 3}, {"0", "w", 0}, {"007", "w", 0},
-		{"18446744073709551615", "w:1:x", 1}, {"18446744073709551616", "w", 0}, {"1099511627776", "w", 2},
-		{"\x01odd", "w", 0}, {"\x02" + "1:5", "w", 0}, {"\x03" + "9:9:x", "w", 0}, {"\x04", "\x03", 7},
-		{"a:b:c", "12:x", 65535}, {"%d %s \x00 \xff", "", 1}, {"é🙂", "ünï", 0},
+		{"https://example.org/", "w1", 0, 0, ""}, {"42", "w", 3, 0, ""}, {"0", "w", 0, 0, ""}, {"007", "w", 0, 0, ""},
+		{"18446744073709551615", "w:1:x", 1, 0, ""}, {"18446744073709551616", "w", 0, 0, ""}, {"1099511627776", "w", 2, 0, ""},
+		{"\x01odd", "w", 0, 0, ""}, {"\x02" + "1:5", "w", 0, 0, ""}, {"\x03" + "9:9:x", "w", 0, 0, ""}, {"\x04", "\x03", 7, 0, ""},
+		{"a:b:c", "12:x", 65535, 0, ""}, {"%d %s \x00 \xff", "", 1, 0, ""}, {"é🙂", "ünï", 0, 0, ""},
+		{"https://example.org/p", "w", 2, 9, "news"}, {"7", "w", 0, 3, ""}, {"8", "w", 0, 0, "x"},
+		{"a;b:c;", "w", 1, 5, "a.b-c_d"}, {"+1:2;k", "w", 0, 1, ""}, {"k10", "w", 0, 10, ""}, {"kbad", "w", 0, 0, "a,b"},
 	} {
-		f.Add(s.key, s.worker, s.depth)
+		f.Add(s.key, s.worker, s.depth, s.prio, s.label)
 	}
 	srv := redistest.Start(f, redistest.Options{})
 	clock := trackertest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
@@ -46,7 +54,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 	f.Cleanup(func() { r.Close() })
 	seen := map[string]bool{}
 
-	f.Fuzz(func(t *testing.T, key, worker string, depth uint16) {
+	f.Fuzz(func(t *testing.T, key, worker string, depth uint16, prio uint8, label string) {
 		if worker == "" {
 			worker = "w"
 		}
@@ -56,11 +64,14 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 			}
 			worker = "w"
 		}
-		it := tracker.Item{Key: key, Depth: int(depth)}
+		it := tracker.Item{Key: key, Depth: int(depth), Priority: int(prio % 11)}
+		if label != "" {
+			it.Labels = []string{label}
+		}
 		n, err := r.Add(ctx, []tracker.Item{it})
-		if tracker.ValidateKey(key) != nil {
+		if tracker.ValidateItem(it) != nil {
 			if !errors.Is(err, tracker.ErrInvalidItem) {
-				t.Fatalf("Add(%q): err %v, want ErrInvalidItem", key, err)
+				t.Fatalf("Add(%+v): err %v, want ErrInvalidItem", it, err)
 			}
 			return
 		}
@@ -75,7 +86,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 		}
 		seen[key] = true
 
-		lease := checkoutOne(t, r, worker, key, int(depth), 1)
+		lease := checkoutOne(t, r, worker, it, 1)
 		if err := r.Fail(ctx, []tracker.Failure{{Lease: lease, Reason: "fuzz: retry " + key}}); err != nil {
 			t.Fatalf("Fail(%q): %v", key, err)
 		}
@@ -83,7 +94,7 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 		if _, err := r.Requeue(ctx, tracker.RequeueOptions{}); err != nil {
 			t.Fatalf("Requeue: %v", err)
 		}
-		lease = checkoutOne(t, r, worker, key, int(depth), 2)
+		lease = checkoutOne(t, r, worker, it, 2)
 		if err := r.Complete(ctx, []tracker.Completion{{Lease: lease}}); err != nil {
 			t.Fatalf("Complete(%q): %v", key, err)
 		}
@@ -97,8 +108,9 @@ func FuzzRedisItemRoundTrip(f *testing.F) {
 	})
 }
 
-func checkoutOne(t *testing.T, r tracker.Engine, worker, key string, depth, attempts int) tracker.Lease {
+func checkoutOne(t *testing.T, r tracker.Engine, worker string, it tracker.Item, attempts int) tracker.Lease {
 	t.Helper()
+	key, depth := it.Key, it.Depth
 	ls, err := r.Checkout(context.Background(), worker, 2, time.Minute)
 	if err != nil {
 		t.Fatalf("Checkout(%q): %v", key, err)
@@ -110,6 +122,9 @@ func checkoutOne(t *testing.T, r tracker.Engine, worker, key string, depth, atte
 	if l.Key != key || l.Depth != depth || l.Attempts != attempts || l.Worker != worker {
 		t.Fatalf("round trip of key %q depth %d attempt %d worker %q: got key %q depth %d attempt %d worker %q",
 			key, depth, attempts, worker, l.Key, l.Depth, l.Attempts, l.Worker)
+	}
+	if l.Priority != it.Priority || !slices.Equal(l.Labels, it.Labels) {
+		t.Fatalf("round trip of key %q priority %d labels %q: got priority %d labels %q", key, it.Priority, it.Labels, l.Priority, l.Labels)
 	}
 	return l
 }

@@ -200,7 +200,7 @@ func testRequeueLabel(e *env) {
 		if i%3 == 0 {
 			it.Labels, it.Priority = []string{"x"}, 4
 		} else if i%3 == 1 {
-			it.Labels = []string{"y"}
+			it.Labels = []string{"0"} // a name that looks like a number, or a zero field
 		}
 		its = append(its, it)
 	}
@@ -219,7 +219,7 @@ func testRequeueLabel(e *env) {
 	}
 	e.wantStats(counts{Pending: 4, Failed: 8, Added: 12})
 	e.wantLabelStats("x", counts{Pending: 4, Added: 4})
-	e.wantLabelStats("y", counts{Failed: 4, Added: 4})
+	e.wantLabelStats("0", counts{Failed: 4, Added: 4})
 	for _, l := range e.checkout("w", 12) {
 		wantItem(e, "requeued by label", l.Item, l.Key, 4, "x")
 	}

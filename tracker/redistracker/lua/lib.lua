@@ -94,7 +94,8 @@ local function meta_enc(m)
   if not m then return nil end
   local t = {itoa(m.p), m.l, itoa(m.v), itoa(m.f)}
   local n = 4
-  while n > 0 and (t[n] == '0' or t[n] == '') do n = n - 1 end
+  -- Field 2 is labels: a name may be '0', only an empty one is left out.
+  while n > 0 and (t[n] == '' or (n ~= 2 and t[n] == '0')) do n = n - 1 end
   if n == 0 then return nil end
   return table.concat(t, ':', 1, n)
 end
