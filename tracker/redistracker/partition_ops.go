@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
@@ -34,16 +36,42 @@ func (pt *Partitioned) byPartition(items []tracker.Item) map[int][]tracker.Item 
 }
 
 func (pt *Partitioned) addRouted(ctx context.Context, by map[int][]tracker.Item) (int, error) {
-	total := 0
-	for p, items := range by {
-		n, err := pt.parts[p].Add(ctx, items)
-		total += n
-		if err != nil {
-			return total, err
+	if len(by) == 1 {
+		for p, items := range by {
+			n, err := pt.parts[p].Add(ctx, items)
+			if err == nil {
+				pt.filled(p)
+			}
+			return n, err
 		}
-		pt.filled(p)
 	}
-	return total, nil
+	// The partitions' adds in parallel: a batch of discoveries from many
+	// hosts costs one round trip, not one per partition.
+	var total atomic.Int64
+	err := some(by, func(p int) error {
+		n, err := pt.parts[p].Add(ctx, by[p])
+		total.Add(int64(n))
+		if err == nil {
+			pt.filled(p)
+		}
+		return err
+	})
+	return int(total.Load()), err
+}
+
+// some runs fn on the partitions of by in parallel; the first error.
+func some[T any](by map[int]T, fn func(p int) error) error {
+	errs := make(chan error, len(by))
+	for p := range by {
+		go func() { errs <- fn(p) }()
+	}
+	var first error
+	for range by {
+		if err := <-errs; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
 }
 
 // Checkout leases up to n items from the partitions in turn (Partitioned).
@@ -346,16 +374,21 @@ func (pt *Partitioned) Complete(ctx context.Context, cs []tracker.Completion) er
 	if _, err := pt.addRouted(ctx, foreign); err != nil {
 		return err
 	}
-	for p, cs := range by {
-		if err := lostKeys(pt.parts[p].Complete(ctx, cs), &lost); err != nil {
-			return err
-		}
-		for _, c := range cs {
+	var mu sync.Mutex
+	err := some(by, func(p int) error {
+		err := pt.parts[p].Complete(ctx, by[p])
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range by[p] {
 			if len(c.Discovered) > 0 {
 				pt.filled(p)
 				break
 			}
 		}
+		return lostKeys(err, &lost)
+	})
+	if err != nil {
+		return err
 	}
 	return tracker.Lost(lost)
 }

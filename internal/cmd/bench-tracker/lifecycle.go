@@ -5,9 +5,12 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
@@ -30,7 +33,7 @@ func (b *bench) lifecycle(int) error {
 	if err != nil {
 		return err
 	}
-	n, el, err := b.driveLifecycle(tr)
+	n, el, err := b.driveLifecycle(tr, 1)
 	if err != nil {
 		return err
 	}
@@ -50,9 +53,14 @@ func (b *bench) lifecycle(int) error {
 	return b.clusterLifecycle()
 }
 
-// clusterLifecycle is the same load through a cluster client. With one
-// partition (P = 1) the crawl's one hash tag puts it on one master: the
-// figure shows the cluster client's cost, not a spread over the masters.
+// clusterParts is the partitions of the cluster figures (the P).
+const clusterParts = 12
+
+// clusterLifecycle is the same load through a cluster client, on URLs of
+// lifeHosts hosts: with P = 1 the crawl's one hash tag puts it on one
+// master (the cluster client's cost); with P = 12 its partitions spread
+// over the 3 masters, whose shares of the keys, memory and commands
+// (INFO commandstats deltas) give cluster_busiest_node_share.
 func (b *bench) clusterLifecycle() error {
 	dir, err := os.MkdirTemp("", "bench-tracker-cluster-")
 	if err != nil {
@@ -64,24 +72,134 @@ func (b *bench) clusterLifecycle() error {
 		return err
 	}
 	defer cl.Kill()
-	tr, err := redistracker.New(b.ctx, redistracker.Config{URL: cl.URL(), Crawl: "life",
-		Options: tracker.Options{MaxAttempts: 1 << 30}, Logger: slog.Default()})
-	if err != nil {
-		return err
+	var perS [2]float64
+	for i, p := range []int{1, clusterParts} {
+		before, err := b.masterLoads(cl)
+		if err != nil {
+			return err
+		}
+		tr, err := redistracker.Open(b.ctx, redistracker.Config{URL: cl.URL(), Crawl: fmt.Sprint("life", p), Partitions: p,
+			Options: tracker.Options{MaxAttempts: 1 << 30}, Logger: slog.Default()})
+		if err != nil {
+			return err
+		}
+		n, el, err := b.driveLifecycle(tr, lifeHosts)
+		if err != nil {
+			tr.Close()
+			return err
+		}
+		after, err := b.masterLoads(cl)
+		if err != nil {
+			tr.Close()
+			return err
+		}
+		perS[i] = float64(n) / el.Seconds()
+		fmt.Printf("# cluster lifecycle: 3 masters, P = %d, URLs of %d hosts, a backlog of 100,000: %d items in %.1fs (%.0f/s)\n", p, lifeHosts, n, el.Seconds(), perS[i])
+		if p > 1 {
+			fmt.Printf("# per master (keys, used_memory delta, commands): %s\n", describeLoads(before, after))
+			keys, mem, cmds := busiest(before, after)
+			fmt.Printf("cluster_busiest_node_share_keys: %.3f\n", keys)
+			fmt.Printf("cluster_busiest_node_share_memory: %.3f\n", mem)
+			fmt.Printf("cluster_busiest_node_share_commands: %.3f\n", cmds)
+			fmt.Printf("cluster_busiest_node_share: %.3f\n", max(keys, mem, cmds))
+		}
+		if err := tr.Reset(b.ctx); err != nil {
+			tr.Close()
+			return err
+		}
+		tr.Close()
 	}
-	defer tr.Close()
-	n, el, err := b.driveLifecycle(tr)
-	if err != nil {
-		return err
-	}
-	fmt.Printf("# cluster lifecycle: 3 masters, P = 1 (the crawl on one master): %d items in %.1fs\n", n, el.Seconds())
-	fmt.Printf("cluster_lifecycle_items_per_s: %.0f\n", float64(n)/el.Seconds())
+	fmt.Printf("cluster_p1_lifecycle_items_per_s: %.0f\n", perS[0])
+	fmt.Printf("cluster_lifecycle_items_per_s: %.0f\n", perS[1])
 	return nil
 }
 
+// lifeHosts is the hosts of the cluster figures' URLs (a crawl partitions
+// by host); lifeBacklog the URLs queued before they start.
+const lifeHosts, lifeBacklog = 1000, 100_000
+
+// load is what one master holds and did: keys, used_memory, commands.
+type load struct{ keys, mem, calls int64 }
+
+// masterLoads reads every master's keys, memory and commands so far.
+func (b *bench) masterLoads(cl *redistest.Cluster) ([]load, error) {
+	out := make([]load, len(cl.Masters))
+	for i, m := range cl.Masters {
+		c := redis.NewClient(&redis.Options{Addr: m.Addr()})
+		info, err := c.Info(b.ctx, "memory", "commandstats", "keyspace").Result()
+		c.Close()
+		if err != nil {
+			return nil, fmt.Errorf("info on %s: %w", m.Addr(), err)
+		}
+		out[i].mem, _ = strconv.ParseInt(field(info, "used_memory"), 10, 64)
+		for _, line := range strings.Split(info, "\n") {
+			if strings.HasPrefix(line, "cmdstat_") {
+				if _, v, ok := strings.Cut(line, "calls="); ok {
+					n, _ := strconv.ParseInt(strings.SplitN(v, ",", 2)[0], 10, 64)
+					out[i].calls += n
+				}
+			}
+			if strings.HasPrefix(line, "db0:keys=") {
+				n, _ := strconv.ParseInt(strings.SplitN(strings.TrimPrefix(line, "db0:keys="), ",", 2)[0], 10, 64)
+				out[i].keys = n
+			}
+		}
+	}
+	return out, nil
+}
+
+// busiest is the busiest master's share of the keys held after, and of
+// the memory and commands added between before and after.
+func busiest(before, after []load) (keys, mem, calls float64) {
+	share := func(f func(i int) int64) float64 {
+		var sum, top int64
+		for i := range after {
+			v := f(i)
+			sum += v
+			top = max(top, v)
+		}
+		if sum <= 0 {
+			return 0
+		}
+		return float64(top) / float64(sum)
+	}
+	return share(func(i int) int64 { return after[i].keys }),
+		share(func(i int) int64 { return max(after[i].mem-before[i].mem, 0) }),
+		share(func(i int) int64 { return after[i].calls - before[i].calls })
+}
+
+func describeLoads(before, after []load) string {
+	var parts []string
+	for i := range after {
+		parts = append(parts, fmt.Sprintf("%d, %.1f MB, %d", after[i].keys, float64(after[i].mem-before[i].mem)/1e6, after[i].calls-before[i].calls))
+	}
+	return strings.Join(parts, "; ")
+}
+
 // driveLifecycle runs the load on tr and returns the items that went
-// through and the time it took.
-func (b *bench) driveLifecycle(tr *redistracker.Tracker) (int64, time.Duration, error) {
+// through and the time it took. hosts > 1 spreads the URLs over that many
+// hosts, 16 URLs of a batch per host (a page's links are mostly of a few
+// hosts), after a backlog of lifeBacklog URLs: a partitioned crawl's
+// checkout then takes a batch from one partition, as in a crawl with a
+// queue, instead of gathering the few items each holds.
+func (b *bench) driveLifecycle(tr tracker.Tracker, hosts int) (int64, time.Duration, error) {
+	key := func(name string, i int) string {
+		if hosts <= 1 {
+			return url(name, i)
+		}
+		return fmt.Sprintf("https://h%d.example.org/%s/item-%012d.html", i/16%hosts, name, i)
+	}
+	if hosts > 1 {
+		for i := 0; i < lifeBacklog; i += 1000 {
+			items := make([]tracker.Item, 1000)
+			for j := range items {
+				items[j] = tracker.Item{Key: key("backlog", i+j)}
+			}
+			if _, err := tr.Add(b.ctx, items); err != nil {
+				return 0, 0, err
+			}
+		}
+	}
 	var (
 		total atomic.Int64
 		wg    sync.WaitGroup
@@ -96,7 +214,7 @@ func (b *bench) driveLifecycle(tr *redistracker.Tracker) (int64, time.Duration, 
 			items := make([]tracker.Item, lifeBatch)
 			for round := 0; time.Since(start) < lifeBudget && round < 1_000_000; round++ {
 				for i := range items {
-					items[i] = tracker.Item{Key: url(name, round*lifeBatch+i)}
+					items[i] = tracker.Item{Key: key(name, round*lifeBatch+i)}
 				}
 				if _, err := tr.Add(b.ctx, items); err != nil {
 					errs <- err

@@ -251,7 +251,7 @@ func (b *bench) addURLs(tr *redistracker.Tracker, prefix string, n int) (int64, 
 
 // checkoutComplete checks out up to n items as worker and completes them
 // all, returning how many there were.
-func (b *bench) checkoutComplete(tr *redistracker.Tracker, worker string, n int, ttl time.Duration) (int, error) {
+func (b *bench) checkoutComplete(tr tracker.Tracker, worker string, n int, ttl time.Duration) (int, error) {
 	ls, err := tr.Checkout(b.ctx, worker, n, ttl)
 	if err != nil || len(ls) == 0 {
 		return 0, err
