@@ -23,9 +23,12 @@ func recrawlCommand() *cli.Command {
 script), so the workers fetch them again; what dedup knows of discovered items
 is kept, so a page found again is not added twice. A progress line follows each
 second; an interrupted recrawl prints the --cursor to resume from.
-What a pass covers depends on the tracker (README "Revisits"): the memory
-tracker keeps every done item; the Redis tracker keeps only fingerprints of
-done items, so it recrawls what it still holds by key.
+What a pass covers: the trackers keep only a fingerprint of a done item, so
+a pass re-runs what they can still name: the ID ranges seeded with --range
+(every done ID of them; refused while anything is pending, leased or
+delayed, as a range is only known done once the crawl is) and the items
+waiting for a revisit (scraper.revisit), made due now. Other done items (a
+URL without a revisit rule, an ID added on its own) are not recrawled.
 Examples:
    distscrape recrawl -c fleet.yaml
    distscrape recrawl -c fleet.yaml --match '^https://example\.org/news/'
