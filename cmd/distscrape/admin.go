@@ -210,9 +210,6 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if rate != nil {
 		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
 	}
-	if st.Revisits > 0 || st.Unchanged > 0 {
-		fmt.Fprintf(w, "%d done items due for a revisit later (scraper.revisit); %d revisits were unchanged (304)\n", st.Revisits, st.Unchanged)
-	}
 	if st.Paused {
 		fmt.Fprintln(w, pauseLine(st, time.Now()))
 	}
