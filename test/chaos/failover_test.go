@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,16 +29,39 @@ import (
 // write nobody redoes: `distscrape seed` again (dedup makes it safe), or
 // run Redis's WAIT before relying on it. Each costs refetches, never a
 // lost page.
+//
+// With partitions (tracker.partitions 3, 4 sites: hosts are routed to
+// partitions, and the partitions spread over the masters) the master
+// holding the most of the crawl is killed; the others carry on serving
+// their partitions meanwhile.
 func TestChaosClusterFailover(t *testing.T) {
+	for _, c := range []struct {
+		name              string
+		partitions, sites int
+	}{
+		{"P1", 1, 1},
+		{"P3", 3, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) { chaosClusterFailover(t, c.partitions, c.sites) })
+	}
+}
+
+func chaosClusterFailover(t *testing.T, partitions, nsites int) {
 	const workers, pages = 3, 400
-	site := fixturesite.Start(t, fixturesite.Options{Pages: pages, PageSize: 2048, Latency: 20 * time.Millisecond})
+	var sites []*fixturesite.Site
+	var seeds []string
+	for range nsites {
+		site := fixturesite.Start(t, fixturesite.Options{Pages: pages / nsites, PageSize: 2048, Latency: 20 * time.Millisecond})
+		sites = append(sites, site)
+		seeds = append(seeds, strconv.Quote(site.URL()+"/"))
+	}
 	cl := redistest.StartCluster(t, redistest.ClusterOptions{Replicas: true})
 	dir := t.TempDir()
 	cfg := writeConfig(t, dir,
 		"crawl: chaos",
-		fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: %s, batch: %d, max_attempts: 12, backoff: {base: 200ms, max: 1s}}",
-			cl.URL(), leaseTTL, fleetBatch),
-		linkScraper(site),
+		fmt.Sprintf("tracker: {kind: redis, url: %q, partitions: %d, lease_ttl: %s, batch: %d, max_attempts: 12, backoff: {base: 200ms, max: 1s}}",
+			cl.URL(), partitions, leaseTTL, fleetBatch),
+		fmt.Sprintf("scraper: {kind: link, seeds: [%s], link_regex: 'href=\"([^\"]+)\"'}", strings.Join(seeds, ", ")),
 		fmt.Sprintf("fetch: {concurrency: %d, per_host_concurrency: %d, timeout: 10s}", fleetConcurrency, fleetConcurrency*workers),
 		"saver: {kind: file, dir: out, layout: mirror}",
 		"log: {level: warn}")
@@ -50,9 +75,17 @@ func TestChaosClusterFailover(t *testing.T) {
 	}
 	testbin.WaitFor(t, 2*time.Minute, "50 pages done", func() bool { return status(t, cmd, cfg).Done >= 50 })
 	var victim *redistest.Server
+	var most int64
+	holders := 0
 	for _, m := range cl.Masters {
-		if n, _ := m.Client(t).DBSize(t.Context()).Result(); n > 0 {
-			victim = m // the crawl's one hash tag: one master holds it all
+		// The master with the most keys: with P = 1 the only one that
+		// holds the crawl; with partitions, the one with the most items.
+		n, _ := m.Client(t).DBSize(t.Context()).Result()
+		if n > most {
+			victim, most = m, n
+		}
+		if n > 0 {
+			holders++
 		}
 	}
 	if victim == nil {
@@ -74,10 +107,17 @@ func TestChaosClusterFailover(t *testing.T) {
 		}
 	}
 	st := status(t, cmd, cfg)
-	if n := int64(len(site.Pages())); st.Done != n || st.Failed != 0 || st.Pending+st.Leased+st.Delayed != 0 || st.Added != n {
+	var n int64
+	var dups, total int64
+	for _, site := range sites {
+		n += int64(len(site.Pages()))
+		dups += site.Duplicates()
+		total += site.Total()
+	}
+	if st.Done != n || st.Failed != 0 || st.Pending+st.Leased+st.Delayed != 0 || st.Added != n {
 		t.Errorf("tracker %+v; want all %d pages done, nothing else", st, n)
 	}
-	files := mirrorExactlyOnce(t, filepath.Join(dir, "out"), site)
-	t.Logf("master %s killed at %d of %d pages done; the fleet carried on %v later; finished with %d files, %d duplicate fetches, %d requests",
-		victim.Addr(), before.Done, len(site.Pages()), carriedOn.Round(time.Millisecond), files, site.Duplicates(), site.Total())
+	files := mirrorExactlyOnce(t, filepath.Join(dir, "out"), sites...)
+	t.Logf("P = %d, %d site(s), %d of 3 masters holding keys: master %s (%d keys) killed at %d of %d pages done; the fleet carried on %v later; finished with %d files, %d duplicate fetches, %d requests",
+		partitions, nsites, holders, victim.Addr(), most, before.Done, n, carriedOn.Round(time.Millisecond), files, dups, total)
 }

@@ -89,10 +89,10 @@ func failedKeys(t *testing.T, cmd testbin.Cmd, cfg string) []string {
 	return keys
 }
 
-// mirrorExactlyOnce checks that every page of the site is saved, with the
+// mirrorExactlyOnce checks that every page of the sites is saved, with the
 // served body, in the mirror layout, and that nothing else is there (the
 // saver's own MetaDir aside). It returns the number of page files.
-func mirrorExactlyOnce(t *testing.T, dir string, site *fixturesite.Site) int {
+func mirrorExactlyOnce(t *testing.T, dir string, sites ...*fixturesite.Site) int {
 	t.Helper()
 	fs, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "mirror", Crawl: "names", Worker: "check"})
 	if err != nil {
@@ -101,20 +101,22 @@ func mirrorExactlyOnce(t *testing.T, dir string, site *fixturesite.Site) int {
 	defer fs.Close(t.Context())
 	want := map[string]bool{}
 	bad := 0
-	for _, u := range site.Pages() {
-		rel := filepath.Clean(fs.Path(&saver.Page{Key: u, URL: u}))
-		want[rel] = true
-		got, err := os.ReadFile(filepath.Join(dir, rel))
-		if err != nil {
-			if bad++; bad <= 10 {
-				t.Errorf("page %s lost: %v", u, err)
+	for _, site := range sites {
+		for _, u := range site.Pages() {
+			rel := filepath.Clean(fs.Path(&saver.Page{Key: u, URL: u}))
+			want[rel] = true
+			got, err := os.ReadFile(filepath.Join(dir, rel))
+			if err != nil {
+				if bad++; bad <= 10 {
+					t.Errorf("page %s lost: %v", u, err)
+				}
+				continue
 			}
-			continue
-		}
-		body, _, _ := site.Body(strings.TrimPrefix(u, site.URL()))
-		if string(got) != string(body) {
-			if bad++; bad <= 10 {
-				t.Errorf("page %s: saved body differs from the served one (%d vs %d bytes)", u, len(got), len(body))
+			body, _, _ := site.Body(strings.TrimPrefix(u, site.URL()))
+			if string(got) != string(body) {
+				if bad++; bad <= 10 {
+					t.Errorf("page %s: saved body differs from the served one (%d vs %d bytes)", u, len(got), len(body))
+				}
 			}
 		}
 	}
