@@ -37,6 +37,10 @@ type FileConfig struct {
 	// HTML page and style sheet saved are rewritten to the files of their
 	// targets (see convert.go). Mirror layout only.
 	ConvertLinks LinkResolver
+	// KeepVersions is how many versions of a page are kept, the newest at
+	// its path and the earlier ones under MetaDir/versions; 0 means
+	// DefaultKeepVersions, 1 the newest only.
+	KeepVersions int
 }
 
 // MetaDir is the directory under Dir where the file saver keeps its
@@ -50,7 +54,8 @@ const MetaDir = ".distscrape"
 //
 // The manifest, MetaDir/manifest-{crawl}-{worker}.jsonl, has one JSON line
 // per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size,
-// headers: the MetaHeaders by lower-case name): it maps
+// headers: the MetaHeaders by lower-case name; labels, visit; unchanged,
+// previous, pruned for revisits, see manifestRecord): it maps
 // every item to its file, which a hashed or shortened name cannot show.
 // Re-saving an item rewrites the same file, so there is one copy; the
 // manifest then has two lines for it and a reader keeps the last.
@@ -78,6 +83,7 @@ type File struct {
 	manifest *os.File
 	tmpSeq   atomic.Uint64
 	convert  LinkResolver // nil: bodies are saved as fetched
+	keep     int          // versions of a page kept, the newest included
 
 	mu      sync.Mutex
 	closed  bool
@@ -100,6 +106,15 @@ type manifestRecord struct {
 	// Headers holds the page's MetaHeaders, by lower-case name.
 	Headers map[string]string `json:"headers,omitempty"`
 	Aliases []string          `json:"aliases,omitempty"` // other URLs the mirror layout saves to this file; it holds the last saved
+	Labels  []string          `json:"labels,omitempty"`
+	Visit   int               `json:"visit,omitempty"` // earlier completed visits of the item (0: the first)
+	// Unchanged marks a revisit answered 304: no file was written, the
+	// key's last line without it still says where its body is.
+	Unchanged bool `json:"unchanged,omitempty"`
+	// Previous is the earlier version this save kept (under
+	// MetaDir/versions), Pruned those it removed to stay within KeepVersions.
+	Previous string   `json:"previous,omitempty"`
+	Pruned   []string `json:"pruned,omitempty"`
 }
 
 // NewFile creates the directory if needed and opens the worker's manifest.
@@ -108,8 +123,9 @@ func NewFile(cfg FileConfig) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
+	keep, _ := keepVersions(cfg.KeepVersions) // checked by fileConfig
 	f := &File{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{},
-		mirror: cfg.Layout != "flat", log: cfg.Logger, convert: cfg.ConvertLinks}
+		mirror: cfg.Layout != "flat", log: cfg.Logger, convert: cfg.ConvertLinks, keep: keep}
 	if f.log == nil {
 		f.log = slog.Default()
 	}
@@ -159,6 +175,9 @@ func fileConfig(cfg FileConfig) (*nameTemplate, string, error) {
 	default:
 		return nil, "", configErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
 	}
+	if _, err := keepVersions(cfg.KeepVersions); err != nil {
+		return nil, "", err
+	}
 	if cfg.ConvertLinks != nil && cfg.Layout == "flat" {
 		return nil, "", configErr("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
 	}
@@ -201,7 +220,10 @@ func (f *File) Path(p *Page) string {
 	return rel
 }
 
-// Save writes p's body to its file (temporary file, then rename).
+// Save writes p's body to its file (temporary file, then rename), its
+// modification time the fetch time. A revisit's changed body (Visit > 0)
+// first keeps the file it replaces as an earlier version (keepVersion);
+// an unchanged revisit writes no file, only its manifest line.
 func (f *File) Save(ctx context.Context, p *Page) error {
 	if err := checkPage(p); err != nil {
 		return err
@@ -216,19 +238,22 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 		return ErrClosed
 	}
 	want := f.Path(p)
-	body := f.converted(p, f.selfPath(want))
-	rel, replaced, err := f.place(want, body)
-	if err != nil {
-		return fmt.Errorf("file saver: save %q: %w", p.Key, err)
-	}
-	rec := manifestRecord{Key: p.Key, Path: rel, URL: p.URL, Status: p.Status,
-		ContentType: p.ContentType, Fetched: p.FetchedAt, Size: len(body), Headers: metaHeaders(p)}
-	if f.mirror {
-		rec.Aliases = aliases(p.Key, rel)
-	}
-	if replaced && len(rec.Aliases) > 0 {
-		f.log.Warn("file saver: a page replaced a file that other URLs share; the file now holds this page",
-			"key", p.Key, "path", rel, "aliases", rec.Aliases)
+	rec := manifestRecord{Key: p.Key, Path: want, URL: p.URL, Status: p.Status, ContentType: p.ContentType,
+		Fetched: p.FetchedAt, Headers: metaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
+	if !p.Unchanged {
+		body := f.converted(p, f.selfPath(want))
+		rel, replaced, ver, err := f.place(want, body, p)
+		if err != nil {
+			return fmt.Errorf("file saver: save %q: %w", p.Key, err)
+		}
+		rec.Path, rec.Size, rec.Previous, rec.Pruned = rel, len(body), ver.previous, ver.pruned
+		if f.mirror {
+			rec.Aliases = aliases(p.Key, rel)
+		}
+		if replaced && len(rec.Aliases) > 0 {
+			f.log.Warn("file saver: a page replaced a file that other URLs share; the file now holds this page",
+				"key", p.Key, "path", rel, "aliases", rec.Aliases)
+		}
 	}
 	if !utf8.ValidString(p.Key) {
 		rec.KeyBytes = []byte(p.Key)
@@ -238,19 +263,30 @@ func (f *File) Save(ctx context.Context, p *Page) error {
 		return fmt.Errorf("file saver: manifest record of %q: %w", p.Key, err)
 	}
 	f.mu.Lock()
-	f.files[rel] = struct{}{}
+	if !p.Unchanged {
+		f.files[rec.Path] = struct{}{}
+	}
 	f.records = append(append(f.records, line...), '\n')
 	f.mu.Unlock()
 	return nil
 }
 
 // place writes body to rel atomically and returns where it went: rel, or
-// rel/index.html when rel is a directory; and whether it replaced an
-// index.html file (the only names URLs share).
-func (f *File) place(rel string, body []byte) (string, bool, error) {
+// rel/index.html when rel is a directory; whether it replaced an
+// index.html file (the only names URLs share); and, for a revisit, the
+// earlier version it kept.
+func (f *File) place(rel string, body []byte, p *Page) (string, bool, fileVersion, error) {
+	var ver fileVersion
 	tmp := filepath.Join(f.tmpDir, strconv.FormatUint(f.tmpSeq.Add(1), 10))
 	if err := writeNew(tmp, body); err != nil {
-		return "", false, err
+		return "", false, ver, err
+	}
+	if !p.FetchedAt.IsZero() {
+		// The fetch time names the file's version once a revisit replaces it.
+		if err := os.Chtimes(tmp, p.FetchedAt, p.FetchedAt); err != nil {
+			os.Remove(tmp)
+			return "", false, ver, err
+		}
 	}
 	// A few rounds at most: each fixes one conflict (a file in the way of a
 	// directory, a directory where the file should go).
@@ -259,11 +295,11 @@ func (f *File) place(rel string, body []byte) (string, bool, error) {
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
 			if !errors.Is(err, syscall.ENOTDIR) && !errors.Is(err, fs.ErrExist) {
 				os.Remove(tmp)
-				return "", false, err
+				return "", false, ver, err
 			}
 			if err := f.fileToDir(rel); err != nil {
 				os.Remove(tmp)
-				return "", false, err
+				return "", false, ver, err
 			}
 			continue
 		}
@@ -272,9 +308,17 @@ func (f *File) place(rel string, body []byte) (string, bool, error) {
 			st, err := os.Lstat(full)
 			replaced = err == nil && st.Mode().IsRegular()
 		}
+		if p.Visit > 0 && f.keep > 1 {
+			v, err := f.keepVersion(rel, full, body)
+			if err != nil {
+				os.Remove(tmp)
+				return "", false, ver, err
+			}
+			ver = v
+		}
 		err := os.Rename(tmp, full)
 		if err == nil {
-			return rel, replaced, nil
+			return rel, replaced, ver, nil
 		}
 		if st, serr := os.Lstat(full); serr == nil && st.IsDir() {
 			rel += "/index.html"
@@ -282,12 +326,12 @@ func (f *File) place(rel string, body []byte) (string, bool, error) {
 		}
 		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			os.Remove(tmp)
-			return "", false, err
+			return "", false, ver, err
 		}
 		// A concurrent fix-up moved a parent: try again.
 	}
 	os.Remove(tmp)
-	return "", false, fmt.Errorf("path %q keeps changing under concurrent saves", rel)
+	return "", false, ver, fmt.Errorf("path %q keeps changing under concurrent saves", rel)
 }
 
 // renameNoReplace moves from to to unless to exists: then to is a newer

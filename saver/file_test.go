@@ -22,17 +22,22 @@ import (
 // (plain JSON lines) says which file holds which key.
 func fileTarget(t *testing.T, layout string) *savertest.Target {
 	dir := t.TempDir()
-	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "test", Worker: "w1"})
+	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: layout, Crawl: "test", Worker: "w1", KeepVersions: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	return &savertest.Target{
-		Saver: s,
-		// The last manifest line of a key says where its one file is.
+		Saver:        s,
+		KeepVersions: 3,
+		Versions:     func(t testing.TB, key string) []savertest.Stored { return fileVersions(t, dir, key) },
+		// The last manifest line of a key (but for a 304's) says where its one file is.
 		ReadAll: func(t testing.TB) []savertest.Stored {
 			last := map[string]manifestLine{}
 			var order []string
 			for _, l := range readManifest(t, dir) {
+				if l.Unchanged {
+					continue
+				}
 				if _, ok := last[l.Key]; !ok {
 					order = append(order, l.Key)
 				}
@@ -45,9 +50,7 @@ func fileTarget(t *testing.T, layout string) *savertest.Target {
 				if err != nil {
 					t.Fatalf("read %s: %v", l.Path, err)
 				}
-				out = append(out, savertest.Stored{Key: l.Key, URL: l.URL, Status: l.Status,
-					ContentType: l.ContentType, FetchedAt: l.Fetched, Body: body,
-					Header: savertest.MetaHeader(func(name string) string { return l.Headers[name] })})
+				out = append(out, l.stored(body))
 			}
 			return out
 		},
@@ -65,6 +68,63 @@ type manifestLine struct {
 	Fetched     time.Time         `json:"fetched"`
 	Size        int               `json:"size"`
 	Headers     map[string]string `json:"headers"`
+	Labels      []string          `json:"labels"`
+	Visit       int               `json:"visit"`
+	Unchanged   bool              `json:"unchanged"`
+	Previous    string            `json:"previous"`
+	Pruned      []string          `json:"pruned"`
+}
+
+func (l manifestLine) stored(body []byte) savertest.Stored {
+	return savertest.Stored{Key: l.Key, URL: l.URL, Status: l.Status, ContentType: l.ContentType, FetchedAt: l.Fetched,
+		Body: body, Header: savertest.MetaHeader(func(name string) string { return l.Headers[name] }), Labels: l.Labels, Visit: l.Visit}
+}
+
+// fileVersions reads the earlier versions of key as the manifest tells:
+// each save of it that kept one names it in "previous", and the version
+// holds the page of the key's save before (its metadata); those pruned
+// since are gone from the disk, and the manifest says so in "pruned".
+func fileVersions(t testing.TB, dir, key string) []savertest.Stored {
+	t.Helper()
+	var saves []manifestLine
+	kept := map[string]manifestLine{} // version path -> the save whose page it holds
+	var order []string
+	for _, l := range readManifest(t, dir) {
+		if l.Key != key || l.Unchanged {
+			continue
+		}
+		if l.Previous != "" && len(saves) > 0 {
+			if _, ok := kept[l.Previous]; !ok {
+				order = append(order, l.Previous)
+			}
+			kept[l.Previous] = saves[len(saves)-1]
+		}
+		for _, p := range l.Pruned {
+			if _, err := os.Stat(filepath.Join(dir, filepath.FromSlash(p))); err == nil {
+				t.Fatalf("version %s was pruned, says the manifest, but is there", p)
+			}
+			delete(kept, p)
+		}
+		saves = append(saves, l)
+	}
+	var out []savertest.Stored
+	for _, p := range order {
+		if l, ok := kept[p]; ok {
+			body, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			if err != nil {
+				t.Fatalf("version %s: %v", p, err)
+			}
+			out = append(out, l.stored(body))
+		}
+	}
+	if len(saves) > 0 { // the disk holds what the manifest says, no more
+		vdir := filepath.Join(dir, saver.MetaDir, saver.VersionsDir, filepath.FromSlash(saves[len(saves)-1].Path))
+		names, _ := filepath.Glob(filepath.Join(vdir, saver.VersionPrefix+"*"))
+		if len(names) != len(out) {
+			t.Fatalf("%s holds %d versions, the manifest says %d", vdir, len(names), len(out))
+		}
+	}
+	return out
 }
 
 func readManifest(t testing.TB, dir string) []manifestLine {

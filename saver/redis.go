@@ -40,6 +40,8 @@ const (
 	RedisFieldEncoding    = "enc"     // "identity" or "zstd"
 	// RedisFieldHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
 	RedisFieldHeaderPrefix = "header."
+	RedisFieldLabels       = "labels" // JoinLabels; absent without labels
+	RedisFieldVisit        = "visit"  // Page.Visit; absent on a first visit
 )
 
 const (
@@ -110,6 +112,16 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	return r, nil
 }
 
+// redisOptional are the fields a page may lack: its MetaHeaders, labels
+// and visit.
+var redisOptional = func() []string {
+	var fs []string
+	for _, name := range MetaHeaders {
+		fs = append(fs, RedisFieldHeaderPrefix+strings.ToLower(name))
+	}
+	return append(fs, RedisFieldLabels, RedisFieldVisit)
+}()
+
 // Key returns the Redis key of p.
 func (r *Redis) Key(p *Page) string { return r.tmpl.render(pageVars(p, r.crawl, r.worker)) }
 
@@ -117,6 +129,15 @@ func (r *Redis) Key(p *Page) string { return r.tmpl.render(pageVars(p, r.crawl, 
 func (r *Redis) Save(ctx context.Context, p *Page) error {
 	if err := checkPage(p); err != nil {
 		return err
+	}
+	if p.Unchanged {
+		// A 304: no new body, the hash holds the page already.
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if r.closed {
+			return ErrClosed
+		}
+		return nil
 	}
 	body, enc := bytes.Clone(p.Body), "identity"
 	if r.enc != nil {
@@ -135,9 +156,12 @@ func (r *Redis) Save(ctx context.Context, p *Page) error {
 		RedisFieldEncoding, enc,
 	}}
 	hs := metaHeaders(p)
-	for _, name := range MetaHeaders {
-		field := RedisFieldHeaderPrefix + strings.ToLower(name)
-		if v, ok := hs[strings.ToLower(name)]; ok {
+	if hs == nil {
+		hs = map[string]string{}
+	}
+	hs[RedisFieldLabels], hs[RedisFieldVisit] = JoinLabels(p.Labels), visitField(p.Visit)
+	for _, field := range redisOptional {
+		if v := hs[strings.TrimPrefix(field, RedisFieldHeaderPrefix)]; v != "" {
 			w.fields = append(w.fields, field, v)
 			w.size += len(field) + len(v)
 		} else {

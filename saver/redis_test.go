@@ -43,7 +43,9 @@ func redisPages(t testing.TB, c *redis.Client) []savertest.Stored {
 		fetched, _ := time.Parse(time.RFC3339Nano, h[saver.RedisFieldFetched])
 		out = append(out, savertest.Stored{Key: h[saver.RedisFieldKey], URL: h[saver.RedisFieldURL], Status: status,
 			ContentType: h[saver.RedisFieldContentType], FetchedAt: fetched, Body: body,
-			Header: savertest.MetaHeader(func(name string) string { return h[saver.RedisFieldHeaderPrefix+name] })})
+			Header: savertest.MetaHeader(func(name string) string { return h[saver.RedisFieldHeaderPrefix+name] }),
+			Labels: saver.SplitLabels(h[saver.RedisFieldLabels])})
+		out[len(out)-1].Visit, _ = strconv.Atoi(h[saver.RedisFieldVisit])
 	}
 	return out
 }

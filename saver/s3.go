@@ -3,7 +3,9 @@ package saver
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -36,6 +38,10 @@ type S3Config struct {
 	Concurrency int    // uploads in flight; default 16
 	Crawl       string
 	Worker      string
+	// KeepVersions is how many versions of a page are kept: the newest at
+	// its key, earlier ones at KEY.distscrape-version-STAMP
+	// (S3VersionSuffix); 0 means DefaultKeepVersions, 1 the newest only.
+	KeepVersions int
 }
 
 // Object metadata names (sent as x-amz-meta-*). A value that is not
@@ -45,10 +51,12 @@ const (
 	S3MetaURL     = "distscrape-url"
 	S3MetaStatus  = "distscrape-status"
 	S3MetaFetched = "distscrape-fetched" // RFC 3339, nanoseconds
+	S3MetaLabels  = "distscrape-labels"  // JoinLabels; absent without labels
+	S3MetaVisit   = "distscrape-visit"   // Page.Visit; absent on a first visit
 	// S3MetaHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
 	S3MetaHeaderPrefix = "distscrape-header-"
 	// S3MetaSidecar names the object holding the page's metadata as JSON
-	// (key, url, status, content_type, fetched, headers) when it exceeds S3's 2 KB of
+	// (key, url, status, content_type, fetched, headers, labels, visit) when it exceeds S3's 2 KB of
 	// user metadata (very long keys or URLs).
 	S3MetaSidecar = "distscrape-meta-object"
 	// S3SidecarSuffix ends the name of such a metadata object.
@@ -74,6 +82,7 @@ type S3 struct {
 	crawl  string
 	worker string
 	sem    chan struct{}
+	keep   int
 	ctx    context.Context // uploads outlive the Save that started them
 	cancel context.CancelFunc
 
@@ -113,6 +122,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if strings.ContainsAny(cfg.Prefix, "\x00\\") {
 		return nil, configErr("saver.prefix", "%q contains a NUL or a backslash", cfg.Prefix)
 	}
+	keep, err := keepVersions(cfg.KeepVersions)
+	if err != nil {
+		return nil, err
+	}
 	region := cfg.Region
 	if region == "" {
 		region = "us-east-1"
@@ -140,7 +153,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		}
 		o.UsePathStyle = cfg.PathStyle
 	})
-	s := &S3{c: client, bucket: cfg.Bucket, prefix: cfg.Prefix, tmpl: tmpl, crawl: cfg.Crawl, worker: cfg.Worker,
+	s := &S3{c: client, bucket: cfg.Bucket, prefix: cfg.Prefix, tmpl: tmpl, crawl: cfg.Crawl, worker: cfg.Worker, keep: keep,
 		sem: make(chan struct{}, conc), batch: &s3Batch{}, inflight: map[string]*s3Upload{}, retry: map[string]*s3Upload{}}
 	if err := s.check(ctx, awsCfg, cfg.Endpoint); err != nil {
 		return nil, err
@@ -201,6 +214,15 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 	if err := checkPage(p); err != nil {
 		return err
 	}
+	if p.Unchanged {
+		// A 304: no new body, the bucket holds the page already.
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.closed {
+			return ErrClosed
+		}
+		return nil
+	}
 	key := s.Key(p)
 	ctype := p.ContentType
 	if ctype == "" {
@@ -212,8 +234,14 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		S3MetaStatus:  strconv.Itoa(p.Status),
 		S3MetaFetched: p.FetchedAt.Format(time.RFC3339Nano),
 	}
+	if len(p.Labels) > 0 {
+		meta[S3MetaLabels] = metaValue(JoinLabels(p.Labels))
+	}
+	if p.Visit > 0 {
+		meta[S3MetaVisit] = strconv.Itoa(p.Visit)
+	}
 	hs := metaHeaders(p)
-	size := len(meta[S3MetaKey]) + len(meta[S3MetaURL])
+	size := len(meta[S3MetaKey]) + len(meta[S3MetaURL]) + len(meta[S3MetaLabels])
 	for name, v := range hs {
 		meta[S3MetaHeaderPrefix+name] = metaValue(v)
 		size += len(S3MetaHeaderPrefix) + len(name) + len(meta[S3MetaHeaderPrefix+name])
@@ -227,6 +255,7 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		sidecar = side
 		delete(meta, S3MetaKey)
 		delete(meta, S3MetaURL)
+		delete(meta, S3MetaLabels)
 		for name := range hs {
 			delete(meta, S3MetaHeaderPrefix+name)
 		}
@@ -241,12 +270,17 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		Metadata:      meta,
 	}
 	// The metadata object goes first: once the page is there, so is what
-	// it points to.
+	// it points to. Its own earlier version goes with the page's.
 	for _, up := range []*s3.PutObjectInput{sidecar, in} {
 		if up == nil {
 			continue
 		}
-		if err := s.start(ctx, up); err != nil {
+		version := "" // the new body's MD5, for keepVersion
+		if up == in && p.Visit > 0 && s.keep > 1 {
+			sum := md5.Sum(p.Body)
+			version = hex.EncodeToString(sum[:])
+		}
+		if err := s.start(ctx, up, version); err != nil {
 			return fmt.Errorf("s3 saver: save %q: %w", p.Key, err)
 		}
 	}
@@ -255,29 +289,29 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 
 func (s *S3) sidecar(key string, p *Page) (*s3.PutObjectInput, error) {
 	body, err := json.Marshal(map[string]any{"key": p.Key, "key_bytes": []byte(p.Key), "url": p.URL,
-		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt, "headers": metaHeaders(p)})
+		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt, "headers": metaHeaders(p),
+		"labels": p.Labels, "visit": p.Visit})
 	if err != nil {
 		return nil, fmt.Errorf("s3 saver: metadata of %q: %w", p.Key, err)
 	}
-	dir, last := "", key
-	if i := strings.LastIndexByte(key, '/'); i >= 0 {
-		dir, last = key[:i+1], key[i+1:]
-	}
-	name := shorten(dir+shortenElem(last+S3SidecarSuffix), maxPathLen)
+	name := sidecarKey(key)
 	return &s3.PutObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(name), Body: bytes.NewReader(body),
 		ContentLength: aws.Int64(int64(len(body))), ContentType: aws.String("application/json")}, nil
 }
 
 // s3Upload is one PutObject; seq orders the uploads of one object key.
 type s3Upload struct {
-	in   *s3.PutObjectInput
-	seq  uint64
-	done chan struct{} // closed when this upload has finished
+	in *s3.PutObjectInput
+	// version, when set, is a revisit's body's MD5 (hex): the object it
+	// replaces is kept as an earlier version first (keepVersion)
+	version string
+	seq     uint64
+	done    chan struct{} // closed when this upload has finished
 }
 
 // start runs one upload in the background, in the current batch. Uploads
 // of one object key run in the order of their Saves, so the last Save wins.
-func (s *S3) start(ctx context.Context, in *s3.PutObjectInput) error {
+func (s *S3) start(ctx context.Context, in *s3.PutObjectInput, version string) error {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -295,7 +329,7 @@ func (s *S3) start(ctx context.Context, in *s3.PutObjectInput) error {
 		return fmt.Errorf("%d bytes of failed uploads wait for S3; not starting more", s.retrySize)
 	}
 	s.seq++
-	u := &s3Upload{in: in, seq: s.seq, done: make(chan struct{})}
+	u := &s3Upload{in: in, version: version, seq: s.seq, done: make(chan struct{})}
 	prev := s.inflight[*in.Key]
 	s.inflight[*in.Key] = u
 	b := s.batch
@@ -306,7 +340,7 @@ func (s *S3) start(ctx context.Context, in *s3.PutObjectInput) error {
 		if prev != nil {
 			<-prev.done
 		}
-		err := s.put(in)
+		err := s.put(u)
 		s.mu.Lock()
 		s.settle(u, err)
 		if s.inflight[*in.Key] == u {
@@ -341,7 +375,13 @@ func (s *S3) settle(u *s3Upload, err error) {
 	}
 }
 
-func (s *S3) put(in *s3.PutObjectInput) error {
+func (s *S3) put(u *s3Upload) error {
+	in := u.in
+	if u.version != "" {
+		if err := s.keepVersion(s.ctx, in, u.version); err != nil {
+			return fmt.Errorf("keep the earlier version of %q: %w", *in.Key, err)
+		}
+	}
 	in.Body.(*bytes.Reader).Seek(0, io.SeekStart) // a retried input is read again
 	if _, err := s.c.PutObject(s.ctx, in); err != nil {
 		return fmt.Errorf("put %q: %w", *in.Key, err)
@@ -394,7 +434,7 @@ func (s *S3) flush(ctx context.Context) error {
 		if newer {
 			continue
 		}
-		err := s.put(u.in)
+		err := s.put(u)
 		s.mu.Lock()
 		s.settle(u, err)
 		s.mu.Unlock()

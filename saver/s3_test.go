@@ -51,7 +51,7 @@ func (r *s3Reader) list(t testing.TB) []string {
 			t.Fatalf("list %s: %v", r.bucket, err)
 		}
 		for _, o := range out.Contents {
-			if !strings.HasSuffix(*o.Key, saver.S3SidecarSuffix) {
+			if !strings.HasSuffix(*o.Key, saver.S3SidecarSuffix) && !strings.Contains(*o.Key, saver.S3VersionSuffix) {
 				keys = append(keys, *o.Key)
 			}
 		}
@@ -71,16 +71,19 @@ func (r *s3Reader) head(t testing.TB, key string) savertest.Stored {
 	st.Status, _ = strconv.Atoi(m[saver.S3MetaStatus])
 	st.FetchedAt, _ = time.Parse(time.RFC3339Nano, m[saver.S3MetaFetched])
 	st.Header = savertest.MetaHeader(func(name string) string { return unMeta(m[saver.S3MetaHeaderPrefix+name]) })
+	st.Labels = saver.SplitLabels(unMeta(m[saver.S3MetaLabels]))
+	st.Visit, _ = strconv.Atoi(m[saver.S3MetaVisit])
 	if side := m[saver.S3MetaSidecar]; side != "" {
 		var meta struct {
 			KeyBytes []byte            `json:"key_bytes"`
 			URL      string            `json:"url"`
 			Headers  map[string]string `json:"headers"`
+			Labels   []string          `json:"labels"`
 		}
 		if err := json.Unmarshal(r.get(t, unMeta(side)), &meta); err != nil {
 			t.Fatalf("metadata object of %q: %v", key, err)
 		}
-		st.Key, st.URL = string(meta.KeyBytes), meta.URL
+		st.Key, st.URL, st.Labels = string(meta.KeyBytes), meta.URL, meta.Labels
 		st.Header = savertest.MetaHeader(func(name string) string { return meta.Headers[name] })
 	}
 	return st
@@ -105,7 +108,7 @@ func s3Target(srv *s3test.Server, n *atomic.Int32) savertest.Factory {
 		bucket := fmt.Sprintf("pages-%d", n.Add(1))
 		srv.CreateBucket(t, bucket)
 		s, err := saver.NewS3(context.Background(), saver.S3Config{Bucket: bucket, Endpoint: srv.Endpoint, PathStyle: true,
-			Prefix: "crawls/", Key: "{crawl}/{host}/{id}", Crawl: "test", Worker: "w1"})
+			Prefix: "crawls/", Key: "{crawl}/{host}/{id}", Crawl: "test", Worker: "w1", KeepVersions: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,8 +125,32 @@ func s3Target(srv *s3test.Server, n *atomic.Int32) savertest.Factory {
 				return out
 			},
 			Count: func(t testing.TB) int { return len(r.list(t)) },
+			Versions: func(t testing.TB, key string) []savertest.Stored {
+				return r.versions(t, s.Key(savertest.NewPage(key, nil)))
+			},
+			KeepVersions: 3,
 		}
 	}
+}
+
+// versions reads the earlier versions of the object key, oldest first.
+func (r *s3Reader) versions(t testing.TB, key string) []savertest.Stored {
+	t.Helper()
+	out, err := r.c.ListObjectsV2(context.Background(), &s3.ListObjectsV2Input{Bucket: aws.String(r.bucket),
+		Prefix: aws.String(key + saver.S3VersionSuffix)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vs []savertest.Stored
+	for _, o := range out.Contents { // listed in key order: oldest first
+		if strings.HasSuffix(*o.Key, saver.S3SidecarSuffix) {
+			continue
+		}
+		st := r.head(t, *o.Key)
+		st.Body = r.get(t, *o.Key)
+		vs = append(vs, st)
+	}
+	return vs
 }
 
 func TestS3Object(t *testing.T) {

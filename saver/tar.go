@@ -33,6 +33,8 @@ const (
 	PAXFetched     = "SCHILY.xattr.user.distscrape.fetched" // RFC 3339, nanoseconds
 	// PAXHeaderPrefix + the lower-case name of each of MetaHeaders the page has.
 	PAXHeaderPrefix = "SCHILY.xattr.user.distscrape.header."
+	PAXLabels       = "SCHILY.xattr.user.distscrape.labels" // JoinLabels; absent without labels
+	PAXVisit        = "SCHILY.xattr.user.distscrape.visit"  // Page.Visit; absent on a first visit
 )
 
 // Tar appends pages to one archive per worker: each page is an entry named
@@ -52,7 +54,9 @@ const (
 // a crash's torn write, and a plain tar would need its end blocks cut): it
 // writes a new part, name-1.tar.gz, name-2.tar.gz... The archive is append
 // only: saving an item twice writes two entries of one name, and tar, when
-// extracting, keeps the last.
+// extracting, keeps the last. So every version of a revisited page is kept
+// (KeepVersions does not apply), each entry with its PAXVisit; a revisit
+// answered 304 (Page.Unchanged) writes nothing.
 type Tar struct {
 	base  string // the rendered path; parts are base, base-1, ...
 	comp  compression
@@ -196,6 +200,14 @@ func (t *Tar) Save(ctx context.Context, p *Page) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if p.Unchanged { // no new body: the archive holds the page already
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.closed {
+			return ErrClosed
+		}
+		return nil
+	}
 	mod := p.FetchedAt
 	if mod.IsZero() {
 		mod = time.Now()
@@ -217,6 +229,12 @@ func (t *Tar) Save(ctx context.Context, p *Page) error {
 	}
 	for name, v := range metaHeaders(p) {
 		hdr.PAXRecords[PAXHeaderPrefix+name] = v
+	}
+	if len(p.Labels) > 0 {
+		hdr.PAXRecords[PAXLabels] = JoinLabels(p.Labels)
+	}
+	if p.Visit > 0 {
+		hdr.PAXRecords[PAXVisit] = strconv.Itoa(p.Visit)
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()

@@ -112,7 +112,9 @@ func readEntries(t testing.TB, base, ext string) []savertest.Stored {
 			fetched, _ := time.Parse(time.RFC3339Nano, h.PAXRecords[saver.PAXFetched])
 			out = append(out, savertest.Stored{Key: h.PAXRecords[saver.PAXKey], URL: h.PAXRecords[saver.PAXURL],
 				Status: status, ContentType: h.PAXRecords[saver.PAXContentType], FetchedAt: fetched, Body: body,
-				Header: savertest.MetaHeader(func(name string) string { return h.PAXRecords[saver.PAXHeaderPrefix+name] })})
+				Header: savertest.MetaHeader(func(name string) string { return h.PAXRecords[saver.PAXHeaderPrefix+name] }),
+				Labels: saver.SplitLabels(h.PAXRecords[saver.PAXLabels])})
+			out[len(out)-1].Visit, _ = strconv.Atoi(h.PAXRecords[saver.PAXVisit])
 		}
 	}
 	return out

@@ -74,6 +74,9 @@ type WARC struct {
 	seq     int
 	closed  bool
 	seen    map[string]*gowarc.RevisitRef // payload digest -> its first response
+	// last response of each URI this saver wrote, for the revisit record of
+	// a 304 (Page.Unchanged) to refer to; bounded by WARCRevisitMemory
+	last map[string]*gowarc.RevisitRef
 
 	flushMu sync.Mutex // one Flush (or Close) at a time
 }
@@ -142,6 +145,7 @@ func NewWARC(cfg WARCConfig) (*WARC, error) {
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
 	w.opts = warcRecordOptions(w.tmp)
+	w.last = map[string]*gowarc.RevisitRef{}
 	if cfg.Revisits {
 		w.seen = map[string]*gowarc.RevisitRef{}
 	}
@@ -175,6 +179,12 @@ func (w *WARC) Save(ctx context.Context, p *Page) error {
 	if err := w.write(pair.Bytes(), entry); err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
 	}
+	if entry.revisitOf == nil {
+		if _, ok := w.last[entry.uri]; ok || len(w.last) < WARCRevisitMemory {
+			w.last[entry.uri] = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1,
+				TargetRecordId: entry.id, TargetUri: entry.uri, TargetDate: entry.date}
+		}
+	}
 	if w.seen != nil && entry.revisitOf == nil && len(w.seen) < WARCRevisitMemory {
 		if _, ok := w.seen[entry.digest]; !ok {
 			w.seen[entry.digest] = &gowarc.RevisitRef{Profile: gowarc.ProfileIdenticalPayloadDigestV1_1,
@@ -201,11 +211,29 @@ func (w *WARC) encode(p *Page) (*bytes.Buffer, cdxEntry, error) {
 	}
 	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), metaValue(p.Key)
 	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
-	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {WARCFieldKey, key}}
+	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {WARCFieldKey, key},
+		{WARCFieldLabels, metaValue(JoinLabels(p.Labels))}, {WARCFieldVisit, visitField(p.Visit)}}
 	respFields := append([][2]string{{gowarc.WarcRecordID, respID}, {gowarc.ContentType, "application/http;msgtype=response"},
 		{gowarc.WarcConcurrentTo, reqID}, {gowarc.WarcPayloadDigest, entry.digest}}, common...)
 	typ, block := gowarc.Response, [][]byte{ex.response, ex.payload}
-	if w.cfg.Revisits {
+	switch {
+	case p.Unchanged:
+		// A 304: the body is in an earlier response of this URI. Its date
+		// and ID are known when this saver wrote it (a revisit record
+		// may leave them out: WARC 1.1, 6.7.2).
+		w.mu.Lock()
+		ref := w.last[uri]
+		w.mu.Unlock()
+		if ref == nil {
+			ref = &gowarc.RevisitRef{TargetUri: uri}
+		}
+		ref = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1, TargetRecordId: ref.TargetRecordId,
+			TargetUri: ref.TargetUri, TargetDate: ref.TargetDate}
+		typ, block, entry.revisitOf = gowarc.Revisit, block[:1], ref
+		respFields[3][1] = "" // no payload, so no payload digest
+		respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
+			{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
+	case w.cfg.Revisits:
 		w.mu.Lock()
 		ref := w.seen[entry.digest]
 		w.mu.Unlock()

@@ -27,7 +27,20 @@ const (
 	// records, encoded as an S3 metadata value is (RFC 2047 when it is not
 	// printable ASCII): an ID crawl's key is not its URL.
 	WARCFieldKey = "Distscrape-Key"
+	// WARCFieldLabels holds the item's labels (JoinLabels, encoded as
+	// WARCFieldKey is) and WARCFieldVisit its Page.Visit; each is absent
+	// when empty or 0.
+	WARCFieldLabels = "Distscrape-Labels"
+	WARCFieldVisit  = "Distscrape-Visit"
 )
+
+// visitField is Page.Visit as a header value: "" (left out) on a first visit.
+func visitField(n int) string {
+	if n <= 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
 
 // secretHeaders are request headers whose values a WARC never holds: the
 // crawl's credentials (fetch.headers may carry a token or a session) are

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -36,7 +37,9 @@ func warcStored(t testing.TB, dir string) []savertest.Stored {
 					return v // what the server said of a body stored decoded
 				}
 				return h.Get(name)
-			})})
+			}),
+			Labels: saver.SplitLabels(unMeta(r.Get(saver.WARCFieldLabels)))})
+		out[len(out)-1].Visit, _ = strconv.Atoi(r.Get(saver.WARCFieldVisit))
 	}
 	return out
 }

@@ -149,9 +149,11 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog
 		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker})
 	case "s3":
 		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
-			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker})
+			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker,
+			KeepVersions: s.KeepVersions})
 	default:
-		fc := saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log}
+		fc := saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log,
+			KeepVersions: s.KeepVersions}
 		if lr, ok := sc.(scraper.LinkResolver); ok && s.ConvertLinks {
 			fc.ConvertLinks = lr.ResolveLink
 		}
@@ -177,7 +179,8 @@ func checkSaver(ctx context.Context, cfg *config.Config) error {
 	s := cfg.Saver
 	switch s.Kind {
 	case "file":
-		return saver.CheckFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check"})
+		return saver.CheckFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check",
+			KeepVersions: s.KeepVersions})
 	case "tar":
 		return saver.CheckTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
 	case "warc":

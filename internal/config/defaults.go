@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -24,6 +25,7 @@ const (
 	DefaultUserAgent          = "distscrape/1"
 	DefaultS3Concurrency      = 16
 	DefaultWARCMaxSize        = GiB
+	DefaultKeepVersions       = saver.DefaultKeepVersions
 )
 
 // DefaultContentTypes are the media types a scraper extracts items from:
@@ -87,6 +89,7 @@ func (c *Config) ApplyDefaults() {
 	case "file":
 		setStr(&v.Dir, "out")
 		setStr(&v.Layout, "mirror")
+		setInt(&v.KeepVersions, DefaultKeepVersions)
 		if v.Layout == "flat" {
 			setStr(&v.Name, "{id}")
 		}
@@ -103,6 +106,7 @@ func (c *Config) ApplyDefaults() {
 		setStr(&v.Key, "{crawl}/{sha256}")
 		setStr(&v.Region, "us-east-1")
 		setInt(&v.Concurrency, DefaultS3Concurrency)
+		setInt(&v.KeepVersions, DefaultKeepVersions)
 	}
 
 	setStr(&c.Log.Level, "info")

@@ -110,6 +110,7 @@ func TestDefaults(t *testing.T) {
 		{"saver.kind", c.Saver.Kind, "file"},
 		{"saver.dir", c.Saver.Dir, "out"},
 		{"saver.layout", c.Saver.Layout, "mirror"},
+		{"saver.keep_versions", c.Saver.KeepVersions, 3},
 		{"log.level", c.Log.Level, "info"},
 		{"log.format", c.Log.Format, "text"},
 		{"limits (unlimited)", c.Limits, Limits{}},
@@ -122,8 +123,8 @@ func TestDefaults(t *testing.T) {
 	per := map[string]Saver{
 		"tar":   {Kind: "tar", Path: "out/{crawl}-{worker}.tar.gz"},
 		"redis": {Kind: "redis", URL: "redis://h", Key: "{crawl}:page:{id}"},
-		"s3":    {Kind: "s3", Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1", Concurrency: 16},
-		"flat":  {Kind: "file", Dir: "out", Layout: "flat", Name: "{id}"},
+		"s3":    {Kind: "s3", Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1", Concurrency: 16, KeepVersions: 3},
+		"flat":  {Kind: "file", Dir: "out", Layout: "flat", Name: "{id}", KeepVersions: 3},
 		"warc":  {Kind: "warc", Dir: "out", MaxSize: GiB},
 	}
 	for name, want := range per {

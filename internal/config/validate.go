@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 )
 
@@ -191,6 +192,16 @@ var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
 func (s *Saver) validate(p *problems) {
 	if !oneOf(p, "saver.kind", s.Kind, "file", "tar", "redis", "s3", "warc", "none") {
 		return
+	}
+	switch s.Kind {
+	case "file", "s3":
+		intRange(p, "saver.keep_versions", s.KeepVersions, 1, saver.MaxKeepVersions)
+	default:
+		if s.KeepVersions != 0 {
+			p.add("saver.keep_versions", "applies to saver.kind file and s3 only: a %s saver keeps %s", s.Kind, map[string]string{
+				"tar": "every version (an archive is append only)", "warc": "every version (a WARC file is append only)",
+				"redis": "the newest version only", "none": "nothing"}[s.Kind])
+		}
 	}
 	switch s.Kind {
 	case "file":

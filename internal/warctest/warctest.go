@@ -151,8 +151,20 @@ func check(r *warc.Record, file string) (Record, error) {
 		}
 	}
 	if rec.Type == "revisit" {
-		if len(payload) != 0 || rec.Get("Warc-Refers-To") == "" || rec.Get("Warc-Refers-To-Target-Uri") == "" ||
-			!strings.HasSuffix(rec.Get("Warc-Profile"), "/revisit/identical-payload-digest") || rec.Get("Warc-Payload-Digest") == "" {
+		// identical-payload-digest names the record holding the payload and
+		// its digest; server-not-modified (a 304) has no payload and may not
+		// know the earlier record, only its URI (WARC 1.1, 6.7).
+		profile := rec.Get("Warc-Profile")
+		ok := len(payload) == 0 && rec.Get("Warc-Refers-To-Target-Uri") != ""
+		switch {
+		case strings.HasSuffix(profile, "/revisit/identical-payload-digest"):
+			ok = ok && rec.Get("Warc-Refers-To") != "" && rec.Get("Warc-Payload-Digest") != ""
+		case strings.HasSuffix(profile, "/revisit/server-not-modified"):
+			ok = ok && rec.Get("Warc-Payload-Digest") == ""
+		default:
+			ok = false
+		}
+		if !ok {
 			return rec, fmt.Errorf("revisit record incomplete: %v", rec.Header)
 		}
 		return rec, nil

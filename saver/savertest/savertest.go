@@ -35,6 +35,8 @@ type Stored struct {
 	Body        []byte
 	// Header holds the saver.MetaHeaders the store kept (see MetaHeader).
 	Header http.Header
+	Labels []string // nil when none
+	Visit  int
 }
 
 // MetaHeader builds a Stored.Header from a store's lookup of each of
@@ -63,8 +65,15 @@ type Target struct {
 	// Count returns how many pages (copies) the store holds; nil with ReadAll.
 	Count func(t testing.TB) int
 	// Appends is true for append-only stores (tar): saving an item twice
-	// leaves two copies, and the last one wins.
+	// leaves two copies, and the last one wins. Every version of a
+	// revisited page is then a copy.
 	Appends bool
+	// Versions returns the earlier versions kept of key, oldest first, for
+	// a store that keeps them beside the newest (file, S3); nil otherwise.
+	Versions func(t testing.TB, key string) []Stored
+	// KeepVersions is the saver's setting when Versions is set: how many
+	// versions it keeps, the newest included.
+	KeepVersions int
 }
 
 // Factory builds a fresh saver on an empty store.
@@ -86,6 +95,10 @@ func Run(t *testing.T, newTarget Factory) {
 		{"HostileNames", testHostileNames},
 		{"InvalidPage", testInvalidPage},
 		{"Close", testClose},
+		{"Labels", testLabels},
+		{"Versions", testVersions},
+		{"VersionRetry", testVersionRetry},
+		{"UnchangedFirst", testUnchangedFirst},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,6 +193,21 @@ func expectOne(t testing.TB, tg *Target, p *saver.Page, copies []Stored) {
 			t.Fatalf("key %q: response header %s read back %q, want %q", p.Key, name, g, w)
 		}
 	}
+	if !equalLabels(got.Labels, p.Labels) || got.Visit != p.Visit {
+		t.Fatalf("key %q: labels %q visit %d read back, want %q visit %d", p.Key, got.Labels, got.Visit, p.Labels, p.Visit)
+	}
+}
+
+func equalLabels(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 func head(b []byte) []byte {

@@ -1,0 +1,133 @@
+package saver
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/url"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/aws/aws-sdk-go-v2/service/s3/types"
+)
+
+// S3VersionSuffix follows an object key in the keys of its earlier
+// versions: KEY.distscrape-version-STAMP, STAMP the version's fetch time
+// (VersionStamp), so a listing by the prefix KEY.distscrape-version- finds
+// them oldest first. Each keeps its object's metadata.
+const S3VersionSuffix = ".distscrape-version-"
+
+// s3VersionPrefix is the prefix of key's version keys, shortened (with a
+// hash, as every long name) so that a version key stays within S3's limit.
+func s3VersionPrefix(key string) string {
+	return shorten(key, maxPathLen-len(S3VersionSuffix)-len(VersionStamp(time.Time{}))) + S3VersionSuffix
+}
+
+// sidecarKey is the key of the metadata object of the object key.
+func sidecarKey(key string) string {
+	dir, last := "", key
+	if i := strings.LastIndexByte(key, '/'); i >= 0 {
+		dir, last = key[:i+1], key[i+1:]
+	}
+	return shorten(dir+shortenElem(last+S3SidecarSuffix), maxPathLen)
+}
+
+// copySource is bucket/key as CopyObject wants it: each element escaped.
+func copySource(bucket, key string) string {
+	elems := strings.Split(key, "/")
+	for i, e := range elems {
+		elems[i] = url.PathEscape(e)
+	}
+	return bucket + "/" + strings.Join(elems, "/")
+}
+
+// keepVersion copies the object at in.Key, about to be replaced by a
+// revisit's body, to its version key, then deletes the oldest versions
+// beyond KeepVersions-1. It runs before the new body's PutObject, in the
+// upload's goroutine (uploads of one key run in order), and again on a
+// retry: the copy is named by the old object's fetch time, so a second
+// copy overwrites the first; an object that already holds the new body
+// (a retried save of the same visit, its ETag the body's MD5) is no
+// earlier version.
+func (s *S3) keepVersion(ctx context.Context, in *s3.PutObjectInput, bodyMD5 string) error {
+	key := *in.Key
+	head, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) && re.HTTPStatusCode() == 404 {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("head %q: %w", key, err)
+	}
+	if strings.Trim(aws.ToString(head.ETag), `"`) == bodyMD5 {
+		return nil
+	}
+	fetched, err := time.Parse(time.RFC3339Nano, head.Metadata[S3MetaFetched])
+	if err != nil {
+		fetched = aws.ToTime(head.LastModified)
+	}
+	prefix := s3VersionPrefix(key)
+	vkey := prefix + VersionStamp(fetched)
+	cp := &s3.CopyObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(vkey), CopySource: aws.String(copySource(s.bucket, key))}
+	if side, ok := head.Metadata[S3MetaSidecar]; ok {
+		// The version needs its own metadata object: the page's is replaced too.
+		vside := sidecarKey(vkey)
+		if _, err := s.c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(vside),
+			CopySource: aws.String(copySource(s.bucket, unMetaValue(side)))}); err != nil {
+			return fmt.Errorf("copy metadata object of %q: %w", key, err)
+		}
+		meta := make(map[string]string, len(head.Metadata))
+		for k, v := range head.Metadata {
+			meta[k] = v
+		}
+		meta[S3MetaSidecar] = metaValue(vside)
+		cp.MetadataDirective, cp.Metadata, cp.ContentType = types.MetadataDirectiveReplace, meta, head.ContentType
+	}
+	if _, err := s.c.CopyObject(ctx, cp); err != nil {
+		return fmt.Errorf("copy %q to %q: %w", key, vkey, err)
+	}
+	return s.prune(ctx, prefix)
+}
+
+// prune deletes the oldest versions under prefix beyond KeepVersions-1.
+func (s *S3) prune(ctx context.Context, prefix string) error {
+	var keys []string
+	p := s3.NewListObjectsV2Paginator(s.c, &s3.ListObjectsV2Input{Bucket: aws.String(s.bucket), Prefix: aws.String(prefix)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list versions %q: %w", prefix, err)
+		}
+		for _, o := range out.Contents {
+			k := aws.ToString(o.Key)
+			if !strings.HasSuffix(k, S3SidecarSuffix) && !strings.Contains(k[len(prefix):], "/") {
+				keys = append(keys, k)
+			}
+		}
+	}
+	sort.Strings(keys)
+	for len(keys) > s.keep-1 {
+		for _, k := range []string{keys[0], sidecarKey(keys[0])} {
+			if _, err := s.c.DeleteObject(ctx, &s3.DeleteObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(k)}); err != nil {
+				return fmt.Errorf("prune version %q: %w", k, err)
+			}
+		}
+		keys = keys[1:]
+	}
+	return nil
+}
+
+// unMetaValue reverses metaValue.
+func unMetaValue(v string) string {
+	if strings.HasPrefix(v, "=?UTF-8?B?") && strings.HasSuffix(v, "?=") {
+		if b, err := base64.StdEncoding.DecodeString(v[10 : len(v)-2]); err == nil {
+			return string(b)
+		}
+	}
+	return v
+}
