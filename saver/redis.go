@@ -3,6 +3,9 @@ package saver
 import (
 	"bytes"
 	"context"
+	"crypto/sha1"
+	_ "embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -27,7 +30,23 @@ type RedisConfig struct {
 	Compress bool          // store the body zstd-compressed (field enc = "zstd")
 	Crawl    string
 	Worker   string
+	// KeepVersions is how many versions of a page are kept: the newest at
+	// its key, earlier ones at KEY%vVISIT (RedisVersionSep), listed in the
+	// sorted set KEY%versions; 0 means DefaultKeepVersions, 1 the newest only.
+	KeepVersions int
 }
+
+// RedisVersionSep follows a page's key in the keys of its earlier versions,
+// KEY%v0000000003 (the visit it was saved at, zero-padded), each a copy of
+// the page's hash; RedisVersionsIndex follows it in the key of the sorted
+// set of them, by visit. "%" is escaped in every templated value.
+const (
+	RedisVersionSep    = "%v"
+	RedisVersionsIndex = "%versions"
+)
+
+//go:embed redis_version.lua
+var redisVersionLua string
 
 // Hash fields of a saved page.
 const (
@@ -62,6 +81,7 @@ type Redis struct {
 	tmpl   *nameTemplate
 	ttl    time.Duration
 	enc    *zstd.Encoder
+	keep   int
 	crawl  string
 	worker string
 
@@ -78,6 +98,9 @@ type redisWrite struct {
 	fields []any
 	absent []string // fields to delete
 	size   int
+	// version, when set, is a revisit's stored body's sha1 (hex): the page
+	// it replaces is kept as an earlier version first (redis_version.lua)
+	version string
 }
 
 // NewRedis connects and pings the server.
@@ -99,7 +122,11 @@ func NewRedis(ctx context.Context, cfg RedisConfig) (*Redis, error) {
 	if cfg.TTL < 0 {
 		return nil, configErr("saver.ttl", "negative TTL %v", cfg.TTL)
 	}
-	r := &Redis{c: redis.NewClient(opts), tmpl: tmpl, ttl: cfg.TTL, crawl: cfg.Crawl, worker: cfg.Worker}
+	keep, err := keepVersions(cfg.KeepVersions)
+	if err != nil {
+		return nil, err
+	}
+	r := &Redis{c: redis.NewClient(opts), tmpl: tmpl, ttl: cfg.TTL, keep: keep, crawl: cfg.Crawl, worker: cfg.Worker}
 	if cfg.Compress {
 		if r.enc, err = zstd.NewWriter(nil, zstd.WithEncoderConcurrency(1)); err != nil {
 			return nil, fmt.Errorf("redis saver: %w", err)
@@ -155,6 +182,10 @@ func (r *Redis) Save(ctx context.Context, p *Page) error {
 		RedisFieldFetched, p.FetchedAt.Format(time.RFC3339Nano),
 		RedisFieldEncoding, enc,
 	}}
+	if p.Visit > 0 && r.keep > 1 {
+		sum := sha1.Sum(body)
+		w.version = hex.EncodeToString(sum[:])
+	}
 	hs := metaHeaders(p)
 	if hs == nil {
 		hs = map[string]string{}
@@ -202,6 +233,9 @@ func (r *Redis) send(ctx context.Context) error {
 	}
 	pipe := r.c.Pipeline()
 	for _, w := range batch {
+		if w.version != "" {
+			pipe.Eval(ctx, redisVersionLua, []string{w.key, w.key + RedisVersionsIndex}, w.version, r.keep-1, r.ttl.Milliseconds())
+		}
 		pipe.HSet(ctx, w.key, w.fields...)
 		if len(w.absent) > 0 {
 			pipe.HDel(ctx, w.key, w.absent...)

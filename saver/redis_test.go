@@ -17,14 +17,40 @@ import (
 	"github.com/distscrape/distscrape/saver/savertest"
 )
 
-// redisPages reads every page hash of a database with a fresh client.
-func redisPages(t testing.TB, c *redis.Client) []savertest.Stored {
+// redisPageKeys lists the page hashes of a database (not their versions).
+func redisPageKeys(t testing.TB, c *redis.Client) []string {
 	t.Helper()
-	ctx := context.Background()
-	keys, err := c.Keys(ctx, "*").Result() // a test database of a few hundred keys
+	keys, err := c.Keys(context.Background(), "*").Result() // a test database of a few hundred keys
 	if err != nil {
 		t.Fatal(err)
 	}
+	var pages []string
+	for _, k := range keys {
+		if !strings.Contains(k, saver.RedisVersionSep) {
+			pages = append(pages, k)
+		}
+	}
+	return pages
+}
+
+// redisPages reads every page hash of a database with a fresh client.
+func redisPages(t testing.TB, c *redis.Client) []savertest.Stored {
+	return redisHashes(t, c, redisPageKeys(t, c))
+}
+
+// redisVersions reads the earlier versions of the page at key, oldest first.
+func redisVersions(t testing.TB, c *redis.Client, key string) []savertest.Stored {
+	t.Helper()
+	keys, err := c.ZRange(context.Background(), key+saver.RedisVersionsIndex, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return redisHashes(t, c, keys)
+}
+
+func redisHashes(t testing.TB, c *redis.Client, keys []string) []savertest.Stored {
+	t.Helper()
+	ctx := context.Background()
 	dec, _ := zstd.NewReader(nil)
 	defer dec.Close()
 	var out []savertest.Stored
@@ -57,7 +83,7 @@ func redisTarget(srv *redistest.Server, db *atomic.Int32, compress bool) saverte
 			t.Fatalf("out of Redis databases")
 		}
 		ctx := context.Background()
-		s, err := saver.NewRedis(ctx, saver.RedisConfig{URL: srv.URL(n), Crawl: "test", Worker: "w1", Compress: compress})
+		s, err := saver.NewRedis(ctx, saver.RedisConfig{URL: srv.URL(n), Crawl: "test", Worker: "w1", Compress: compress, KeepVersions: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,13 +92,11 @@ func redisTarget(srv *redistest.Server, db *atomic.Int32, compress bool) saverte
 		return &savertest.Target{
 			Saver:   s,
 			ReadAll: func(t testing.TB) []savertest.Stored { return redisPages(t, reader) },
-			Count: func(t testing.TB) int {
-				n, err := reader.DBSize(context.Background()).Result()
-				if err != nil {
-					t.Fatal(err)
-				}
-				return int(n)
+			Count:   func(t testing.TB) int { return len(redisPageKeys(t, reader)) },
+			Versions: func(t testing.TB, key string) []savertest.Stored {
+				return redisVersions(t, reader, s.Key(savertest.NewPage(key, nil)))
 			},
+			KeepVersions: 3,
 		}
 	}
 }

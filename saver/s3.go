@@ -269,18 +269,19 @@ func (s *S3) Save(ctx context.Context, p *Page) error {
 		ContentType:   aws.String(ctype),
 		Metadata:      meta,
 	}
+	if p.Visit > 0 && s.keep > 1 {
+		sum := md5.Sum(p.Body)
+		if err := s.keepVersion(ctx, key, hex.EncodeToString(sum[:])); err != nil {
+			return fmt.Errorf("s3 saver: save %q: keep the earlier version: %w", p.Key, err)
+		}
+	}
 	// The metadata object goes first: once the page is there, so is what
-	// it points to. Its own earlier version goes with the page's.
+	// it points to.
 	for _, up := range []*s3.PutObjectInput{sidecar, in} {
 		if up == nil {
 			continue
 		}
-		version := "" // the new body's MD5, for keepVersion
-		if up == in && p.Visit > 0 && s.keep > 1 {
-			sum := md5.Sum(p.Body)
-			version = hex.EncodeToString(sum[:])
-		}
-		if err := s.start(ctx, up, version); err != nil {
+		if err := s.start(ctx, up); err != nil {
 			return fmt.Errorf("s3 saver: save %q: %w", p.Key, err)
 		}
 	}
@@ -301,17 +302,14 @@ func (s *S3) sidecar(key string, p *Page) (*s3.PutObjectInput, error) {
 
 // s3Upload is one PutObject; seq orders the uploads of one object key.
 type s3Upload struct {
-	in *s3.PutObjectInput
-	// version, when set, is a revisit's body's MD5 (hex): the object it
-	// replaces is kept as an earlier version first (keepVersion)
-	version string
-	seq     uint64
-	done    chan struct{} // closed when this upload has finished
+	in   *s3.PutObjectInput
+	seq  uint64
+	done chan struct{} // closed when this upload has finished
 }
 
 // start runs one upload in the background, in the current batch. Uploads
 // of one object key run in the order of their Saves, so the last Save wins.
-func (s *S3) start(ctx context.Context, in *s3.PutObjectInput, version string) error {
+func (s *S3) start(ctx context.Context, in *s3.PutObjectInput) error {
 	select {
 	case s.sem <- struct{}{}:
 	case <-ctx.Done():
@@ -329,7 +327,7 @@ func (s *S3) start(ctx context.Context, in *s3.PutObjectInput, version string) e
 		return fmt.Errorf("%d bytes of failed uploads wait for S3; not starting more", s.retrySize)
 	}
 	s.seq++
-	u := &s3Upload{in: in, version: version, seq: s.seq, done: make(chan struct{})}
+	u := &s3Upload{in: in, seq: s.seq, done: make(chan struct{})}
 	prev := s.inflight[*in.Key]
 	s.inflight[*in.Key] = u
 	b := s.batch
@@ -377,11 +375,6 @@ func (s *S3) settle(u *s3Upload, err error) {
 
 func (s *S3) put(u *s3Upload) error {
 	in := u.in
-	if u.version != "" {
-		if err := s.keepVersion(s.ctx, in, u.version); err != nil {
-			return fmt.Errorf("keep the earlier version of %q: %w", *in.Key, err)
-		}
-	}
 	in.Body.(*bytes.Reader).Seek(0, io.SeekStart) // a retried input is read again
 	if _, err := s.c.PutObject(s.ctx, in); err != nil {
 		return fmt.Errorf("put %q: %w", *in.Key, err)

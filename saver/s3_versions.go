@@ -46,16 +46,19 @@ func copySource(bucket, key string) string {
 	return bucket + "/" + strings.Join(elems, "/")
 }
 
-// keepVersion copies the object at in.Key, about to be replaced by a
-// revisit's body, to its version key, then deletes the oldest versions
-// beyond KeepVersions-1. It runs before the new body's PutObject, in the
-// upload's goroutine (uploads of one key run in order), and again on a
-// retry: the copy is named by the old object's fetch time, so a second
-// copy overwrites the first; an object that already holds the new body
-// (a retried save of the same visit, its ETag the body's MD5) is no
-// earlier version.
-func (s *S3) keepVersion(ctx context.Context, in *s3.PutObjectInput, bodyMD5 string) error {
-	key := *in.Key
+// keepVersion copies the object at key, about to be replaced by a
+// revisit's body (bodyMD5, hex), to its version key, metadata object
+// included, then deletes the oldest versions beyond KeepVersions-1. Save
+// calls it before it starts the new uploads, once the uploads of key it
+// started before have finished; an error fails the Save, so the item is
+// not completed and its retry copies again: the copy is named by the old
+// object's fetch time, so a second copy overwrites the first. An object
+// that already holds the new body (a retried save of the same visit, its
+// ETag the body's MD5) is no earlier version.
+func (s *S3) keepVersion(ctx context.Context, key, bodyMD5 string) error {
+	if err := s.settled(ctx, key, sidecarKey(key)); err != nil {
+		return err
+	}
 	head, err := s.c.HeadObject(ctx, &s3.HeadObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(key)})
 	var re *awshttp.ResponseError
 	if errors.As(err, &re) && re.HTTPStatusCode() == 404 {
@@ -92,6 +95,24 @@ func (s *S3) keepVersion(ctx context.Context, in *s3.PutObjectInput, bodyMD5 str
 		return fmt.Errorf("copy %q to %q: %w", key, vkey, err)
 	}
 	return s.prune(ctx, prefix)
+}
+
+// settled waits for the uploads of keys started so far.
+func (s *S3) settled(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		s.mu.Lock()
+		u := s.inflight[k]
+		s.mu.Unlock()
+		if u == nil {
+			continue
+		}
+		select {
+		case <-u.done:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
 }
 
 // prune deletes the oldest versions under prefix beyond KeepVersions-1.

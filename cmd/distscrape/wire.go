@@ -146,7 +146,8 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog
 		return saver.NewWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
 			Crawl: cfg.Crawl, Worker: worker, Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
 	case "redis":
-		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker})
+		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker,
+			KeepVersions: s.KeepVersions})
 	case "s3":
 		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
 			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker,

@@ -102,6 +102,7 @@ func (c *Config) ApplyDefaults() {
 		}
 	case "redis":
 		setStr(&v.Key, "{crawl}:page:{id}")
+		setInt(&v.KeepVersions, DefaultKeepVersions)
 	case "s3":
 		setStr(&v.Key, "{crawl}/{sha256}")
 		setStr(&v.Region, "us-east-1")

@@ -122,7 +122,7 @@ func TestDefaults(t *testing.T) {
 	}
 	per := map[string]Saver{
 		"tar":   {Kind: "tar", Path: "out/{crawl}-{worker}.tar.gz"},
-		"redis": {Kind: "redis", URL: "redis://h", Key: "{crawl}:page:{id}"},
+		"redis": {Kind: "redis", URL: "redis://h", Key: "{crawl}:page:{id}", KeepVersions: 3},
 		"s3":    {Kind: "s3", Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1", Concurrency: 16, KeepVersions: 3},
 		"flat":  {Kind: "file", Dir: "out", Layout: "flat", Name: "{id}", KeepVersions: 3},
 		"warc":  {Kind: "warc", Dir: "out", MaxSize: GiB},

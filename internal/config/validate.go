@@ -194,13 +194,13 @@ func (s *Saver) validate(p *problems) {
 		return
 	}
 	switch s.Kind {
-	case "file", "s3":
+	case "file", "s3", "redis":
 		intRange(p, "saver.keep_versions", s.KeepVersions, 1, saver.MaxKeepVersions)
 	default:
 		if s.KeepVersions != 0 {
-			p.add("saver.keep_versions", "applies to saver.kind file and s3 only: a %s saver keeps %s", s.Kind, map[string]string{
+			p.add("saver.keep_versions", "applies to saver.kind file, s3 and redis only: a %s saver keeps %s", s.Kind, map[string]string{
 				"tar": "every version (an archive is append only)", "warc": "every version (a WARC file is append only)",
-				"redis": "the newest version only", "none": "nothing"}[s.Kind])
+				"none": "nothing"}[s.Kind])
 		}
 	}
 	switch s.Kind {

@@ -113,7 +113,7 @@ func TestBadConfigs(t *testing.T) {
 		{"keep_versions not an integer", "crawl: x\nsaver: {keep_versions: all}\n", "saver.keep_versions", "expected an integer"},
 		{"keep_versions tar", "crawl: x\nsaver: {kind: tar, keep_versions: 2}\n", "saver.keep_versions", "a tar saver keeps every version"},
 		{"keep_versions warc", "crawl: x\nsaver: {kind: warc, keep_versions: 2}\n", "saver.keep_versions", "a warc saver keeps every version"},
-		{"keep_versions redis", "crawl: x\nsaver: {kind: redis, url: 'redis://h', keep_versions: 2}\n", "saver.keep_versions", "keeps the newest version only"},
+		{"keep_versions redis", "crawl: x\nsaver: {kind: redis, url: 'redis://h', keep_versions: 1001}\n", "saver.keep_versions", "1001 is out of range (1 to 1000)"},
 		{"keep_versions none", "crawl: x\nsaver: {kind: none, keep_versions: 2}\n", "saver.keep_versions", "keeps nothing"},
 		{"flat name not unique", "crawl: x\nsaver: {layout: flat, name: '{crawl}.html'}\n", "saver.name", "must contain {id}, {sha256} or {path}"},
 		{"template placeholder", "crawl: x\nsaver: {layout: flat, name: '{idd}'}\n", "saver.name", "unknown placeholder {idd}"},
