@@ -220,6 +220,10 @@ func (f *File) Path(p *Page) string {
 	return rel
 }
 
+// RecordsUnchanged is true: a revisit answered 304 is a manifest line
+// ("unchanged": true), its file untouched.
+func (f *File) RecordsUnchanged() bool { return true }
+
 // Save writes p's body to its file (temporary file, then rename), its
 // modification time the fetch time. A revisit's changed body (Visit > 0)
 // first keeps the file it replaces as an earlier version (keepVersion);

@@ -61,7 +61,8 @@ type Page struct {
 	// Unchanged says a revisit answered 304 Not Modified: Body is empty and
 	// there is no new version. The manager hands such a page only to a
 	// saver that records it (UnchangedRecorder: the WARC saver's revisit
-	// record); a saver that stores bodies never sees one.
+	// record, the file saver's manifest line); the tar, Redis and S3
+	// savers, given one all the same, store nothing.
 	Unchanged bool
 }
 

@@ -179,3 +179,66 @@ func TestWARCUnchangedRevisit(t *testing.T) {
 		}
 	}
 }
+
+// TestRecordsUnchanged: the savers that record a 304 say so, the others
+// (which would store nothing) do not, so the manager hands them none.
+func TestRecordsUnchanged(t *testing.T) {
+	file, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer file.Close(context.Background())
+	tar, err := saver.NewTar(saver.TarConfig{Path: filepath.Join(t.TempDir(), "a.tar")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tar.Close(context.Background())
+	for _, c := range []struct {
+		s    saver.Saver
+		want bool
+	}{{file, true}, {newWARC(t, saver.WARCConfig{}), true}, {tar, false}, {saver.None(), false}} {
+		if got := saver.RecordsUnchanged(c.s); got != c.want {
+			t.Errorf("RecordsUnchanged(%T) = %v, want %v", c.s, got, c.want)
+		}
+	}
+}
+
+// TestFileManifestRevisits: the manifest tells a revisit's story: the
+// first visit, a 304 (a line, no file written), a changed body (the
+// version it kept), each with its visit and labels.
+func TestFileManifestRevisits(t *testing.T) {
+	dir := t.TempDir()
+	s, err := saver.NewFile(saver.FileConfig{Dir: dir, Crawl: "c", Worker: "w", KeepVersions: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := crashVisit(0)
+	first.Labels = []string{"news"}
+	unchanged := crashVisit(1)
+	unchanged.Body, unchanged.Unchanged, unchanged.Labels = nil, true, first.Labels
+	changed := crashVisit(2)
+	changed.Labels = first.Labels
+	saveAll(t, s, first, unchanged, changed)
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := readManifest(t, dir)
+	if len(lines) != 3 {
+		t.Fatalf("%d manifest lines, want 3", len(lines))
+	}
+	version := saver.MetaDir + "/" + saver.VersionsDir + "/example.test/revisited.html/" + saver.VersionPrefix + saver.VersionStamp(first.FetchedAt)
+	for i, want := range []struct {
+		visit     int
+		unchanged bool
+		previous  string
+	}{{0, false, ""}, {1, true, ""}, {2, false, version}} {
+		l := lines[i]
+		if l.Visit != want.visit || l.Unchanged != want.unchanged || l.Previous != want.previous || fmt.Sprint(l.Labels) != "[news]" ||
+			l.Path != "example.test/revisited.html" {
+			t.Errorf("line %d: %+v, want visit %d unchanged %v previous %q", i, l, want.visit, want.unchanged, want.previous)
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(version))); err != nil || visitOf(b) != 0 {
+		t.Fatalf("version %s holds visit %d, %v; want 0", version, visitOf(b), err)
+	}
+}

@@ -152,6 +152,10 @@ func NewWARC(cfg WARCConfig) (*WARC, error) {
 	return w, nil
 }
 
+// RecordsUnchanged is true: a revisit answered 304 is a revisit record
+// (server-not-modified profile).
+func (w *WARC) RecordsUnchanged() bool { return true }
+
 // Save appends p's request and response records to the current file.
 func (w *WARC) Save(ctx context.Context, p *Page) error {
 	if err := checkPage(p); err != nil {
