@@ -119,3 +119,24 @@ func (h *hostLimiter) sweep(now time.Time) {
 		}
 	}
 }
+
+// delay is the interval in force between two requests to host: the
+// per-host rate's, or robots.txt's crawl-delay when that is longer.
+func (h *hostLimiter) delay(host string) time.Duration {
+	every := time.Duration(0)
+	if h.rate > 0 {
+		every = time.Duration(float64(time.Second) / h.rate)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if st := h.hosts[host]; st != nil && st.delay > every {
+		every = st.delay
+	}
+	return every
+}
+
+// HostDelay is the politeness delay this client keeps between two requests
+// to host (host[:port], as in a URL): the per-host rate's interval, or
+// robots.txt's crawl-delay when the host asked for more; zero for none. It
+// implements tracker.HostDelays.
+func (c *Client) HostDelay(host string) time.Duration { return c.hosts.delay(host) }

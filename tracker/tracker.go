@@ -166,7 +166,9 @@ type RequeueOptions struct {
 	// Keys requeues these dead letters only (with Failed).
 	Keys []string
 	// Match keeps, with Failed, the dead letters whose key or reason
-	// contains it (FailedQuery.Match's rule).
+	// contains it (FailedQuery.Match's rule). Keys, Match and Label narrow
+	// together; with Limit and without Keys, the most recent go first (the
+	// order FailedPage lists them).
 	Match string
 	// Label keeps, with Failed, the dead letters that carry this label.
 	Label string

@@ -36,8 +36,25 @@ func ValidateWorker(name string) error {
 }
 
 // ValidateRequeue checks Requeue's options: the worker, when one is named,
-// by ValidateWorker (it names a Redis key of the crawl).
+// by ValidateWorker (it names a Redis key of the crawl). Keys, Match and
+// Label narrow the dead letters, so they need Failed: keys by ValidateKey
+// (at most MaxRequeueKeys), the match as FailedQuery's, the label by
+// ValidateLabel.
 func ValidateRequeue(opt RequeueOptions) error {
+	if !opt.Failed && (len(opt.Keys) > 0 || opt.Match != "" || opt.Label != "") {
+		return fmt.Errorf("%w: requeue: keys, match and label select dead letters: they need Failed", ErrInvalidArgument)
+	}
+	if len(opt.Keys) > MaxRequeueKeys {
+		return fmt.Errorf("%w: requeue: %d keys, at most %d per call", ErrInvalidArgument, len(opt.Keys), MaxRequeueKeys)
+	}
+	for _, k := range opt.Keys {
+		if err := ValidateKey(k); err != nil {
+			return fmt.Errorf("%w: requeue: %w", ErrInvalidArgument, err)
+		}
+	}
+	if err := validateMatch("requeue", opt.Match); err != nil {
+		return err
+	}
 	if opt.Label != "" {
 		if err := ValidateLabel(opt.Label); err != nil {
 			return fmt.Errorf("%w: requeue: %w", ErrInvalidArgument, err)

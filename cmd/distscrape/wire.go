@@ -124,13 +124,17 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	robots := f.Robots == nil || *f.Robots
 	fleet, _ := tr.(fetch.FleetLimiter)
 	permits, _ := tr.(fetch.FleetPermits)
-	return fetch.New(fetch.Config{Fleet: fleet, Permits: permits,
+	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,
 		InScope: inScope, Logger: log,
 		KeepWireBody: cfg.Saver.Kind == "warc", // a WARC stores the bytes as transmitted
 	})
+	if d, ok := tr.(interface{ SetHostDelays(tracker.HostDelays) }); ok && err == nil {
+		d.SetHostDelays(c) // the memory tracker's Hosts: this process's delays are the crawl's
+	}
+	return c, err
 }
 
 // openSaver opens the saver; sc resolves the links of an offline mirror

@@ -3,7 +3,6 @@ package memtracker
 import (
 	"bufio"
 	"cmp"
-	"container/heap"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -383,10 +382,10 @@ func (rp *replay) finish() {
 	for _, it := range all {
 		switch it.state {
 		case stDelayed:
-			heap.Push(&m.delayed, delayedItem{item: it.q, due: it.t})
+			m.pushDelayed(delayedItem{item: it.q, due: it.t})
 			m.lmove(it.q.key, lsNone, lsDelayed)
 		case stFailed:
-			m.failed = append(m.failed, tracker.FailedItem{Item: m.withMeta(it.q.item()), Reason: it.reason, At: it.t})
+			m.failed.add(tracker.FailedItem{Item: m.withMeta(it.q.item()), Reason: it.reason, At: it.t})
 			m.lmove(it.q.key, lsNone, lsFailed)
 		default:
 			m.levelOf(it.q.key).push(it.q)

@@ -124,7 +124,7 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	for _, d := range m.delayed {
 		item(stDelayed, d.item, d.due.UnixNano(), "")
 	}
-	for _, fi := range m.failed {
+	for _, fi := range m.failed.items {
 		item(stFailed, queued{key: fi.Key, depth: int32(fi.Depth), attempts: int32(fi.Attempts)}, fi.At.UnixNano(), fi.Reason)
 	}
 	if m.paused.on {

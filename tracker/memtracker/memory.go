@@ -46,13 +46,16 @@ type Tracker struct {
 	byDue    leaseHeap
 	byWorker map[string]map[string]*memLease
 	delayed  delayHeap
-	failed   []tracker.FailedItem   // oldest first
+	// dlyByKey is delayed by key (Lookup).
+	dlyByKey map[string]delayedItem
+	failed   failedSet              // oldest first
 	workers  map[string]time.Time   // worker → alive until (Stats.Workers)
 	wstats   map[string]*workerStat // Workers; not journaled
 	added    int64
 	done     int64
-	bytes    int64      // Completion.Bytes of the items done
-	paused   pauseState // journaled: a paused crawl stays paused across a restart
+	bytes    int64              // Completion.Bytes of the items done
+	paused   pauseState         // journaled: a paused crawl stays paused across a restart
+	delays   tracker.HostDelays // Hosts' delays (SetHostDelays); nil: unknown
 }
 
 // pauseState is an operator's pause (Inspector.Pause).
@@ -412,7 +415,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 				continue
 			}
 			due := now.Add(m.opts.Backoff(int(ml.item.attempts), f.RetryAfter))
-			heap.Push(&m.delayed, delayedItem{item: ml.item, due: due})
+			m.pushDelayed(delayedItem{item: ml.item, due: due})
 			m.lmove(ml.item.key, lsLeased, lsDelayed)
 			m.j.delay(ml.item, due)
 		}
@@ -427,7 +430,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 // toFailed puts a leased item in failed.
 func (m *Tracker) toFailed(q queued, reason string, now time.Time) {
 	m.lmove(q.key, lsLeased, lsFailed)
-	m.failed = append(m.failed, tracker.FailedItem{Item: m.withMeta(q.item()), Reason: reason, At: now})
+	m.failed.add(tracker.FailedItem{Item: m.withMeta(q.item()), Reason: reason, At: now})
 	m.j.fail(q, reason, now)
 }
 
@@ -487,7 +490,7 @@ func (m *Tracker) requeueExpired(now time.Time, limit int) int {
 func (m *Tracker) promoteDue(now time.Time, limit int) int {
 	n := 0
 	for len(m.delayed) > 0 && (limit <= 0 || n < limit) && !m.delayed[0].due.After(now) {
-		d := heap.Pop(&m.delayed).(delayedItem)
+		d := m.popDelayed()
 		m.toPending(d.item, lsDelayed)
 		n++
 	}
@@ -511,6 +514,10 @@ func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 	n := 0
 	switch {
 	case opt.Failed:
+		if len(opt.Keys) > 0 || opt.Match != "" {
+			n = m.requeueFailedLocked(opt)
+			break
+		}
 		var label uint16 // 0: every dead letter
 		if opt.Label != "" {
 			id, ok := m.labels.ids[opt.Label]
@@ -519,16 +526,23 @@ func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 			}
 			label = id
 		}
-		keep := m.failed[:0:0]
-		for _, f := range m.failed {
-			if opt.Limit > 0 && n >= opt.Limit || label != 0 && !m.hasLabel(f.Key, label) {
-				keep = append(keep, f)
-				continue
+		var picked []tracker.FailedItem
+		for _, f := range m.failed.items {
+			if opt.Limit > 0 && len(picked) >= opt.Limit {
+				break
 			}
-			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed) // attempts reset
-			n++
+			if label == 0 || m.hasLabel(f.Key, label) {
+				picked = append(picked, f)
+			}
 		}
-		m.failed = keep
+		if len(picked) == m.failed.len() {
+			m.failed = failedSet{}
+		}
+		for _, f := range picked {
+			m.failed.remove(f.Key)
+			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed) // attempts reset
+		}
+		n = len(picked)
 	case opt.Worker != "":
 		for _, ml := range m.byWorker[opt.Worker] {
 			if opt.Limit > 0 && n >= opt.Limit {
@@ -572,7 +586,7 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		Leased:   int64(len(m.leases)),
 		Delayed:  int64(len(m.delayed)),
 		Done:     m.done,
-		Failed:   int64(len(m.failed)),
+		Failed:   int64(m.failed.len()),
 		Added:    m.added,
 		Bytes:    m.bytes,
 		Workers:  workers,
@@ -601,11 +615,11 @@ func (m *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, 
 	if err := m.usable(ctx); err != nil {
 		return nil, err
 	}
-	k := len(m.failed)
+	k := m.failed.len()
 	if limit > 0 {
 		k = min(k, limit)
 	}
-	return append([]tracker.FailedItem(nil), m.failed[:k]...), nil
+	return append([]tracker.FailedItem(nil), m.failed.items[:k]...), nil
 }
 
 // Reset implements Tracker: it forgets everything, on disk too.
@@ -624,7 +638,7 @@ func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.levels, m.extra, m.labels, m.starve = fresh.levels, fresh.extra, fresh.labels, fresh.starve
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
-	m.delayed, m.failed, m.workers, m.wstats = fresh.delayed, fresh.failed, fresh.workers, fresh.wstats
+	m.delayed, m.dlyByKey, m.failed, m.workers, m.wstats = fresh.delayed, fresh.dlyByKey, fresh.failed, fresh.workers, fresh.wstats
 	m.added, m.done, m.bytes, m.paused = fresh.added, fresh.done, fresh.bytes, fresh.paused
 }
 

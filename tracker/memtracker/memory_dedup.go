@@ -278,3 +278,7 @@ func (iv *intervals) add(r tracker.Range) []tracker.Range {
 	*iv = slices.Insert(out, i, merged)
 	return parts
 }
+
+func slicesBinarySearch(b []tracker.Fingerprint, fp tracker.Fingerprint) (int, bool) {
+	return slices.BinarySearchFunc(b, fp, fpLess)
+}

@@ -51,6 +51,10 @@ import (
 //	                     passed through KEYS)
 //	conc:<host>  zset    the host's fleet-wide permits, permit id → expiry µs
 //	                     (lua/hostpermit.lua; passed through KEYS)
+//	delay:<host> string  the interval between two requests to the host (µs)
+//	                     the workers last booked with: written by ReserveHost
+//	                     only when it changes or every delayRefresh, read by
+//	                     Hosts; it expires delayTTL after it was written
 //	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
 //	                     pending), created by the first item of that level
 //	labels       hash    the crawl's label table: name → id, "#<id>" → name,
@@ -161,6 +165,8 @@ func (k crawlKeys) fpBucket(b uint64) string {
 func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
 
 func (k crawlKeys) hostPermits(host string) string { return k.prefix + "conc:" + host }
+
+func (k crawlKeys) hostDelay(host string) string { return k.prefix + "delay:" + host }
 
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.

@@ -96,6 +96,8 @@ type Tracker struct {
 	// has seen one) and the id it writes if it seeds a new crawl.
 	crawlID atomic.Pointer[string]
 	freshID string
+
+	delays delayNotes // what ReserveHost last wrote of each host's delay
 }
 
 var _ tracker.Engine = (*Tracker)(nil)
@@ -269,6 +271,9 @@ var luaFS embed.FS
 type scripts struct {
 	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *redis.Script
 
+	// The dashboard's reads (Inspector.Lookup, FailedPage, Hosts).
+	lookup, failedPage, hosts *redis.Script
+
 	// The fleet-wide per-host permits (fetch.FleetPermits).
 	hostPermit, hostUnpermit *redis.Script
 }
@@ -284,6 +289,7 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) 
 		"complete": &s.complete, "fail": &s.fail, "release": &s.release, "requeue": &s.requeue,
 		"stats": &s.stats, "failed": &s.failed, "hostrate": &s.hostRate,
 		"hostpermit": &s.hostPermit, "hostunpermit": &s.hostUnpermit,
+		"lookup": &s.lookup, "failedpage": &s.failedPage, "hosts": &s.hosts,
 	} {
 		body, err := luaFS.ReadFile("lua/" + name + ".lua")
 		if err != nil {
@@ -299,6 +305,9 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) 
 	return s, nil
 }
 
+// readOps are the scripts that write nothing: a read-only tracker runs them.
+var readOps = map[string]bool{"stats": true, "failed": true, "lookup": true, "failed page": true, "hosts": true}
+
 // run runs a script with lib.lua's common ARGV header, at the clock's now.
 func (r *Tracker) run(ctx context.Context, op string, s *redis.Script, keys []string, args ...any) (any, error) {
 	return r.runAt(ctx, r.opts.Clock.Now(), op, s, keys, args...)
@@ -309,7 +318,7 @@ func (r *Tracker) runAt(ctx context.Context, now time.Time, op string, s *redis.
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
 	}
-	if r.ro && op != "stats" && op != "failed" {
+	if r.ro && !readOps[op] {
 		return nil, fmt.Errorf("tracker: redis %s: %w", op, tracker.ErrReadOnly)
 	}
 	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
@@ -404,19 +413,7 @@ func (r *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, 
 		return nil, err
 	}
 	v, _ := res.([]any)
-	out := make([]tracker.FailedItem, 0, len(v)/3)
-	for i := 0; i+2 < len(v); i += 3 {
-		key, _ := v[i].(string)
-		at, _ := strconv.ParseInt(fmt.Sprint(v[i+1]), 10, 64)
-		info, m := splitMeta(fmt.Sprint(v[i+2]))
-		attempts, rest, _ := strings.Cut(info, ":")
-		depth, reason, _ := strings.Cut(rest, ":")
-		a, _ := strconv.Atoi(attempts)
-		d, _ := strconv.Atoi(depth)
-		out = append(out, tracker.FailedItem{Item: tracker.Item{Key: key, Depth: d, Attempts: a, Priority: m.priority, Labels: m.labels},
-			Reason: reason, At: msTime(at)})
-	}
-	return out, nil
+	return parseFailed(v), nil
 }
 
 // Reset deletes every key of the crawl. It scans the crawl's keys: an

@@ -3,6 +3,7 @@ package redistracker
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -16,6 +17,7 @@ func (r *Tracker) ReserveHost(ctx context.Context, host string, interval, maxWai
 	if interval <= 0 {
 		return 0, true, nil
 	}
+	r.noteDelay(ctx, host, interval)
 	res, err := r.run(ctx, "host rate", r.scripts.hostRate, []string{r.keys.hostRate(host)},
 		max(interval.Microseconds(), 1), maxWait.Microseconds())
 	if err != nil {
@@ -31,4 +33,51 @@ func (r *Tracker) ReserveHost(ctx context.Context, host string, interval, maxWai
 		return 0, false, fmt.Errorf("tracker: redis host rate: unexpected reply %v", res)
 	}
 	return time.Duration(w) * time.Microsecond, b == 1, nil
+}
+
+// How Hosts learns a host's delay (keys.go: delay:<host>): each worker
+// writes the interval it books with when it differs from what it last wrote
+// for the host, or delayRefresh after; nothing is added per request.
+const (
+	delayRefresh = 10 * time.Minute
+	delayTTL     = 3 * delayRefresh
+	// delayMemory bounds the hosts a worker remembers writing; past it, it
+	// forgets them all (and writes each once more).
+	delayMemory = 100_000
+)
+
+type delayNote struct {
+	interval time.Duration
+	at       time.Time
+}
+
+// delayNotes is what a worker last wrote per host.
+type delayNotes struct {
+	mu    sync.Mutex
+	hosts map[string]delayNote
+}
+
+// noteDelay writes host's interval when it is news. A failure is only
+// logged: the delay is for the dashboard, the booking goes on.
+func (r *Tracker) noteDelay(ctx context.Context, host string, interval time.Duration) {
+	now := time.Now()
+	r.delays.mu.Lock()
+	last, ok := r.delays.hosts[host]
+	fresh := ok && last.interval == interval && now.Sub(last.at) < delayRefresh
+	if !fresh {
+		if r.delays.hosts == nil || len(r.delays.hosts) >= delayMemory {
+			r.delays.hosts = map[string]delayNote{}
+		}
+		r.delays.hosts[host] = delayNote{interval: interval, at: now}
+	}
+	r.delays.mu.Unlock()
+	if fresh || r.ro {
+		return
+	}
+	if err := r.c.Set(ctx, r.keys.hostDelay(host), interval.Microseconds(), delayTTL).Err(); err != nil {
+		r.delays.mu.Lock()
+		delete(r.delays.hosts, host) // try again next time
+		r.delays.mu.Unlock()
+		r.log.Debug("tracker: redis: record a host's delay", "host", host, "err", err)
+	}
 }

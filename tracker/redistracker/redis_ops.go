@@ -288,6 +288,9 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 	if err := tracker.ValidateRequeue(opt); err != nil {
 		return 0, err
 	}
+	if opt.Failed && (len(opt.Keys) > 0 || opt.Match != "") {
+		return r.requeueFailedFiltered(ctx, opt)
+	}
 	mode, keys := "expired", r.keys.fixed
 	switch {
 	case opt.Failed && opt.Label != "":

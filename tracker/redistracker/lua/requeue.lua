@@ -1,16 +1,29 @@
 -- requeue.lua: move back to pending, at most `limit` items: the expired
 -- leases and the due delayed items ('expired'), one worker's leases
--- ('worker'), or the dead letters with their attempts reset ('failed'). A
+-- ('worker'), or the dead letters with their attempts reset ('failed', the
+-- oldest first; 'keys', those named in ARGV[8...] that are dead letters). A
 -- lease that used its last attempt goes to failed ("lease expired").
 -- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker> ('worker' mode).
 -- ARGV: lib.lua's 1-5; 6 mode; 7 limit (> 0); ('failed' with a label) 8 the
---   label, 9 where the scan of the dead letters starts (a rank, 0 first).
+--   label, 9 where the scan of the dead letters starts (a rank, 0 first);
+--   ('keys') 8... the keys.
 -- Returns how many items moved; the caller loops while it gets `limit`. With
 --   a label, {moved, next rank to scan or -1 at the end}: the dead letters
 --   are scanned SCAN at a time, and the caller loops until -1 (or its limit).
--- Cost: O(limit × log(leases)), O(SCAN) with a label: never a scan of the queue.
+-- Cost: O(limit × log(leases)), O(SCAN) with a label, O(keys) for 'keys':
+--   never a scan of the queue.
 local mode, limit = ARGV[6], tonumber(ARGV[7])
 local n = 0
+-- unfail moves dead letter k, out of the failed zset already, to pending
+-- with its attempts reset.
+local function unfail(k)
+  local _, d, _, m = parse_failinfo(redis.call('HGET', K_FAILINFO, k) or '0:0:')
+  redis.call('HDEL', K_FAILINFO, k)
+  pend(entry(k, d, 0, m), m and m.p or 0, false)
+  lmove(m, 'failed', 'pending')
+  D.failed = D.failed - 1
+  n = n + 1
+end
 if mode == 'expired' then
   n = requeue_expired(limit)
   n = n + promote_delayed(limit - n)
@@ -29,22 +42,24 @@ elseif mode == 'failed' then
   local ks = redis.call('ZRANGE', K_FAILED, first, first + (lid and SCAN or limit) - 1)
   for _, k in ipairs(ks) do
     if n >= limit then break end
-    local _, d, _, m = parse_failinfo(redis.call('HGET', K_FAILINFO, k) or '0:0:')
+    local m
+    if lid then _, _, _, m = parse_failinfo(redis.call('HGET', K_FAILINFO, k) or '0:0:') end
     if lid and not has_label(m, lid) then
       rank = rank + 1 -- kept: the next scan starts after it
     else
       redis.call('ZREM', K_FAILED, k)
-      redis.call('HDEL', K_FAILINFO, k)
-      pend(entry(k, d, 0, m), m and m.p or 0, false)
-      lmove(m, 'failed', 'pending')
-      D.failed = D.failed - 1
-      n = n + 1
+      unfail(k)
     end
   end
   if lid then
     flush()
     if #ks < SCAN and n < limit then rank = -1 end
     return {n, rank}
+  end
+elseif mode == 'keys' then
+  for i = 8, #ARGV do
+    if n >= limit then break end
+    if redis.call('ZREM', K_FAILED, ARGV[i]) == 1 then unfail(ARGV[i]) end
   end
 else
   return redis.error_reply('requeue: unknown mode ' .. mode)

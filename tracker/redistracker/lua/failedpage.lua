@@ -1,0 +1,65 @@
+-- failedpage.lua: one chunk of dead letters, the newest first, after a
+-- cursor (Inspector.FailedPage; the caller filters and pages); or, given
+-- keys, those of them that are dead letters (a filtered Requeue by key).
+-- KEYS: 6 failed, 7 failinfo.
+-- ARGV: lib.lua's 1-5; 6 the cursor's failed-at (ms; '' from the newest),
+--   7 the cursor's key; 8 count; 9... keys (then 6-8 are ignored).
+-- Returns {total, key1, at1 (ms), info1, ...}, info as failed.lua returns
+--   it: up to count dead letters ordered (at, key) descending, strictly below
+--   the cursor, which stays valid while dead letters come and go.
+-- Cost: O(log(failed) + count), O(keys) for keys; when the cursor's own dead
+--   letter is gone (requeued), plus the dead letters failed in the same
+--   millisecond. It writes nothing.
+local out = {redis.call('ZCARD', K_FAILED)}
+local keys, ats = {}, {}
+if #ARGV >= 9 then
+  for i = 9, #ARGV do
+    local at = redis.call('ZSCORE', K_FAILED, ARGV[i])
+    if at then
+      keys[#keys + 1] = ARGV[i]
+      ats[#ats + 1] = at
+    end
+  end
+else
+  local count = tonumber(ARGV[8])
+  local at, ckey = ARGV[6], ARGV[7]
+  local start, ties = 0, false
+  if at ~= '' then
+    local sc = redis.call('ZSCORE', K_FAILED, ckey)
+    if sc and tonumber(sc) == tonumber(at) then
+      start = redis.call('ZREVRANK', K_FAILED, ckey) + 1
+    else
+      start = redis.call('ZCOUNT', K_FAILED, '(' .. at, '+inf')
+      ties = true
+    end
+  end
+  local rows
+  while true do
+    rows = redis.call('ZRANGE', K_FAILED, start, start + count - 1, 'REV', 'WITHSCORES')
+    if not ties then break end
+    -- Members of one score come in descending byte order: skip those at or
+    -- above the cursor's key.
+    local i = 1
+    while i < #rows and tonumber(rows[i + 1]) == tonumber(at) and rows[i] >= ckey do i = i + 2 end
+    if i <= #rows or #rows < 2 * count then
+      rows = {unpack(rows, i)}
+      break
+    end
+    start = start + count
+  end
+  for i = 1, #rows, 2 do
+    keys[#keys + 1] = rows[i]
+    ats[#ats + 1] = rows[i + 1]
+  end
+end
+if #keys == 0 then return out end
+local infos = redis.call('HMGET', K_FAILINFO, unpack(keys))
+for i = 1, #keys do
+  local v, m = split_meta(infos[i] or '0:0:')
+  local ms = meta_out(m)
+  if ms ~= '' then v = '+' .. ms .. ';' .. v end
+  out[#out + 1] = keys[i]
+  out[#out + 1] = ats[i]
+  out[#out + 1] = v
+end
+return out
