@@ -226,6 +226,10 @@ func TestPerHostRate(t *testing.T) {
 	if took := time.Since(start); took > testBound {
 		t.Fatalf("took %v", took)
 	}
+	host := strings.TrimPrefix(srv.URL, "http://")
+	if d := c.HostDelay(host); d != 50*time.Millisecond {
+		t.Errorf("HostDelay(%s) = %v, want the rate's 50ms", host, d)
+	}
 }
 
 func TestRobotsCrawlDelay(t *testing.T) {
@@ -237,6 +241,13 @@ func TestRobotsCrawlDelay(t *testing.T) {
 	ideal := time.Duration(float64(n-1) * 0.2 * float64(time.Second))
 	if got := s.span(); got < ideal*3/4 || got > 4*ideal+2*time.Second {
 		t.Fatalf("%d requests spread over %v, want about %v (crawl-delay 0.2s)", n, got, ideal)
+	}
+	// HostDelay (the dashboard's hosts view) says what is in force.
+	if d := c.HostDelay(strings.TrimPrefix(srv.URL, "http://")); d != 200*time.Millisecond {
+		t.Errorf("HostDelay = %v, want robots' crawl-delay 200ms", d)
+	}
+	if d := c.HostDelay("never.example"); d != 0 {
+		t.Errorf("HostDelay of a host never fetched, without a rate = %v, want 0", d)
 	}
 }
 

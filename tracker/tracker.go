@@ -167,8 +167,8 @@ type RequeueOptions struct {
 	Keys []string
 	// Match keeps, with Failed, the dead letters whose key or reason
 	// contains it (FailedQuery.Match's rule). Keys, Match and Label narrow
-	// together; with Limit and without Keys, the most recent go first (the
-	// order FailedPage lists them).
+	// together; within Limit, Keys go in their order, Match the most recent
+	// first (as FailedPage lists them), Failed or Label alone the oldest.
 	Match string
 	// Label keeps, with Failed, the dead letters that carry this label.
 	Label string

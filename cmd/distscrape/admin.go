@@ -8,7 +8,6 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -28,11 +27,15 @@ func requeueCommand() *cli.Command {
    distscrape requeue -c fleet.yaml                    # every lease past its deadline
    distscrape requeue -c fleet.yaml --worker host-42   # a worker you know is dead
    distscrape requeue -c fleet.yaml --failed           # retry the dead letters
-   distscrape requeue -c fleet.yaml --failed --label news  # only those labelled news`,
+   distscrape requeue -c fleet.yaml --failed --label news  # only those labelled news
+   distscrape requeue -c fleet.yaml --failed --key https://example.com/a --key https://example.com/b
+   distscrape requeue -c fleet.yaml --failed --match 'HTTP 503'   # key or error contains it (any case)`,
 		Flags: []cli.Flag{configFlag,
 			&cli.StringFlag{Name: "worker", Usage: "requeue every lease of worker `NAME`, expired or not"},
 			&cli.BoolFlag{Name: "failed", Usage: "requeue the dead letters (attempts reset)"},
 			labelFlag("with --failed, only the dead letters labelled `NAME`"),
+			&cli.StringSliceFlag{Name: "key", Usage: "with --failed: requeue the dead letter `KEY` only (repeatable; a URL as seed normalises it)"},
+			&cli.StringFlag{Name: "match", Usage: "with --failed: requeue the dead letters whose key or error contains `TEXT` (case-insensitive)"},
 		},
 		Action: func(c *cli.Context) error {
 			if c.String("worker") != "" && c.Bool("failed") {
@@ -45,6 +48,29 @@ func requeueCommand() *cli.Command {
 			if label != "" && !c.Bool("failed") {
 				return usagef("--label needs --failed: leases are requeued by worker or expiry, dead letters by label")
 			}
+			if (c.IsSet("key") || c.IsSet("match")) && !c.Bool("failed") {
+				return usagef("--key and --match select dead letters: add --failed")
+			}
+			opt := tracker.RequeueOptions{Worker: c.String("worker"), Failed: c.Bool("failed"), Match: c.String("match"), Label: label}
+			if c.IsSet("key") {
+				cfg, err := loadConfig(c)
+				if err != nil {
+					return err
+				}
+				for _, raw := range c.StringSlice("key") {
+					it, err := cfg.Scraper.SeedItem(raw)
+					if err != nil {
+						return usagef("--key: %w", err)
+					}
+					opt.Keys = append(opt.Keys, it.Key)
+				}
+			}
+			if c.IsSet("match") && opt.Match == "" {
+				return usagef("--match: give the text to look for")
+			}
+			if err := tracker.ValidateRequeue(opt); err != nil {
+				return usagef("requeue: %w", err)
+			}
 			if c.IsSet("worker") {
 				if err := tracker.ValidateWorker(c.String("worker")); err != nil {
 					return usagef("--worker: %w", err)
@@ -55,7 +81,7 @@ func requeueCommand() *cli.Command {
 				return err
 			}
 			defer tr.Close()
-			n, err := tr.Requeue(c.Context, tracker.RequeueOptions{Worker: c.String("worker"), Failed: c.Bool("failed"), Label: label})
+			n, err := tr.Requeue(c.Context, opt)
 			if err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
@@ -232,8 +258,10 @@ func failedCommand() *cli.Command {
 		Usage: "list the dead letters with their last error",
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
-			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all)"},
+			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all); with --match or --cursor, a page of N and the command for the next"},
 			labelFlag("only the dead letters labelled `NAME`"),
+			&cli.StringFlag{Name: "match", Usage: "only the dead letters whose key or error contains `TEXT` (case-insensitive), the most recent first"},
+			&cli.StringFlag{Name: "cursor", Usage: "start after the dead letter where a page ended (`C` is what the previous page printed)"},
 		},
 		Action: func(c *cli.Context) error {
 			label, err := labelOf(c)
@@ -249,6 +277,20 @@ func failedCommand() *cli.Command {
 			if limit < 0 {
 				return usagef("failed: --limit %d: give a count ≥ 0 (0: all)", limit)
 			}
+			if c.IsSet("match") || c.IsSet("cursor") {
+				q := tracker.FailedQuery{Match: c.String("match"), Label: label, Cursor: c.String("cursor"), Limit: limit}
+				if c.IsSet("match") && q.Match == "" {
+					return usagef("failed: --match: give the text to look for")
+				}
+				if err := tracker.ValidateFailedQuery(q); err != nil {
+					return usagef("failed: %w", err)
+				}
+				err := printFailedPages(c.Context, tr, q, c.Bool("json"), c.String("config"))
+				if errors.Is(err, tracker.ErrInvalidArgument) {
+					return usagef("%w", err)
+				}
+				return err
+			}
 			st, err := tr.Stats(c.Context)
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
@@ -262,20 +304,8 @@ func failedCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
-			for i := range items { // reasons stored before the fix, or by an older worker
-				items[i].Key, items[i].Reason = redactor.String(items[i].Key), redactor.String(items[i].Reason)
-			}
-			if c.Bool("json") {
-				return writeDeadLetters(os.Stdout, items)
-			}
-			for _, it := range items {
-				// One line per item, even for state written before reasons
-				// were stored as one line, or a key with control characters.
-				key := it.Key
-				if tracker.OneLine(key) != key {
-					key = strconv.Quote(key)
-				}
-				fmt.Fprintf(os.Stdout, "%s\t%d attempts\t%s\t%s\n", key, it.Attempts, it.At.UTC().Format(time.RFC3339), tracker.OneLine(it.Reason))
+			if err := printDeadLetters(os.Stdout, items, c.Bool("json")); err != nil || c.Bool("json") {
+				return err
 			}
 			shown := fmt.Sprintf("%d dead letters", st.Failed)
 			switch {

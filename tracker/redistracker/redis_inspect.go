@@ -352,6 +352,9 @@ func parseFailed(v []any) []tracker.FailedItem {
 // still dead letters, requeueChunk per call. Not one atomic step: a dead
 // letter requeued meanwhile by someone else is not moved twice.
 func (r *Tracker) requeueFailedFiltered(ctx context.Context, opt tracker.RequeueOptions) (int, error) {
+	if r.ro { // it reads first: refuse before, not only at the first move
+		return 0, fmt.Errorf("tracker: redis requeue: %w", tracker.ErrReadOnly)
+	}
 	keep := tracker.NewMatcher(opt.Match, opt.Label)
 	room := math.MaxInt
 	if opt.Limit > 0 {

@@ -136,12 +136,26 @@ func TestRedisReadOnly(t *testing.T) {
 	if _, err := ro.Failed(b.ctx, 0); err != nil {
 		t.Fatal(err)
 	}
+	// The dashboard's reads work read-only.
+	if _, err := ro.FailedPage(b.ctx, tracker.FailedQuery{Match: "x"}); err != nil {
+		t.Errorf("FailedPage: %v", err)
+	}
+	if _, err := ro.Hosts(b.ctx, 10); err != nil {
+		t.Errorf("Hosts: %v", err)
+	}
+	if _, err := ro.Lookup(b.ctx, "https://example.com/"); !errors.Is(err, tracker.ErrNotFound) {
+		t.Errorf("Lookup in an empty crawl: %v, want ErrNotFound", err)
+	}
 	for name, call := range map[string]func() error{
 		"Add":      func() error { _, err := ro.Add(b.ctx, []tracker.Item{{Key: "x"}}); return err },
 		"AddRange": func() error { return ro.AddRange(b.ctx, tracker.Range{Lo: 1, Hi: 2}) },
 		"Checkout": func() error { _, err := ro.Checkout(b.ctx, "w", 1, time.Minute); return err },
 		"Requeue":  func() error { _, err := ro.Requeue(b.ctx, tracker.RequeueOptions{}); return err },
 		"Reset":    func() error { return ro.Reset(b.ctx) },
+		"Requeue of dead letters by match": func() error {
+			_, err := ro.Requeue(b.ctx, tracker.RequeueOptions{Failed: true, Match: "x"})
+			return err
+		},
 	} {
 		if err := call(); !errors.Is(err, tracker.ErrReadOnly) {
 			t.Errorf("%s: err = %v, want ErrReadOnly", name, err)
