@@ -23,9 +23,11 @@ const (
 	MaxRequeueKeys = 10000
 	// MaxHosts is the largest n Hosts takes.
 	MaxHosts = HostSample
-	// LookupDepth is the deepest item Lookup finds among the delayed ones
-	// of an engine that stores delayed items by depth and attempts (Redis):
-	// a deeper delayed item reads as pending_or_done.
+	// LookupDepth is the deepest item Lookup finds at once among the
+	// delayed ones of an engine that stores them by depth and attempts
+	// (Redis); a deeper one, or one with a priority or labels, is looked
+	// for among at most FailedScan delayed entries, and past them reads as
+	// pending_or_done.
 	LookupDepth = 32
 )
 

@@ -74,13 +74,13 @@ func TestRedisHostsSample(t *testing.T) {
 }
 
 // TestRedisLookupDelayedDepth: Lookup probes delayed items down to
-// tracker.LookupDepth; a deeper one reads as pending_or_done.
+// tracker.LookupDepth at once, and finds a deeper one by its bounded scan.
 func TestRedisLookupDelayedDepth(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	for _, tt := range []struct {
 		depth int
 		want  tracker.ItemStateName
-	}{{0, tracker.StateDelayed}, {tracker.LookupDepth, tracker.StateDelayed}, {tracker.LookupDepth + 1, tracker.StatePendingOrDone}} {
+	}{{0, tracker.StateDelayed}, {tracker.LookupDepth, tracker.StateDelayed}, {tracker.LookupDepth + 1, tracker.StateDelayed}} {
 		key := fmt.Sprintf("https://d.example/%d", tt.depth)
 		if _, err := b.tr.Add(b.ctx, []tracker.Item{{Key: key, Depth: tt.depth}}); err != nil {
 			t.Fatal(err)
