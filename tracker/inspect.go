@@ -53,7 +53,8 @@ type FailedQuery struct {
 	Limit int
 }
 
-// FailedPage is one page of dead letters, the most recent first.
+// FailedPage is one page of dead letters, the most recent first (on the
+// Redis engine with partitions: within a partition, the partitions in turn).
 type FailedPage struct {
 	Items []FailedItem `json:"items"`
 	// Next is the cursor of the next page; "" when this was the last.

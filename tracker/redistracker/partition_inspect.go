@@ -263,8 +263,8 @@ func (pt *Partitioned) Lookup(ctx context.Context, key string) (tracker.ItemStat
 	if err := pt.usable(); err != nil {
 		return tracker.ItemState{}, err
 	}
-	if key == "" {
-		return tracker.ItemState{}, tracker.ErrNotFound
+	if err := tracker.ValidateLookup(key); err != nil {
+		return tracker.ItemState{}, err
 	}
 	return pt.parts[pt.route(key)].Lookup(ctx, key)
 }
@@ -273,6 +273,9 @@ func (pt *Partitioned) Lookup(ctx context.Context, key string) (tracker.ItemStat
 // "partition/inner cursor"; Total sums every partition's.
 func (pt *Partitioned) FailedPage(ctx context.Context, q tracker.FailedQuery) (tracker.FailedPage, error) {
 	if err := pt.usable(); err != nil {
+		return tracker.FailedPage{}, err
+	}
+	if err := tracker.ValidateFailedQuery(q); err != nil {
 		return tracker.FailedPage{}, err
 	}
 	p, inner := 0, ""
@@ -284,10 +287,7 @@ func (pt *Partitioned) FailedPage(ctx context.Context, q tracker.FailedQuery) (t
 		}
 		p, inner = n, rest
 	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 50
-	}
+	limit := tracker.FailedLimit(q)
 	var out tracker.FailedPage
 	for i, part := range pt.parts {
 		sub := q

@@ -63,8 +63,9 @@ func testLookup(e *env) {
 			e.t.Errorf("Lookup(%q): %v, want ErrInvalidArgument", key, err)
 		}
 	}
-	// Past the head of the queue, pending cannot be told from done cheaply.
-	e.add(numbered("https://b.example/", tracker.HostSample)...)
+	// Past the head of the queue, pending cannot be told from done cheaply
+	// (one host: one partition of an engine that has them).
+	e.add(numbered(host+"bulk/", tracker.HostSample)...)
 	e.add(host + "last")
 	if got, err := e.tr.Lookup(e.ctx, host+"last"); err != nil || got.State != tracker.StatePendingOrDone {
 		e.t.Errorf("Lookup of an item past the first %d pending = %+v, %v; want pending_or_done", tracker.HostSample, got, err)
@@ -79,7 +80,7 @@ func nearOrZero(got, want time.Time) bool {
 }
 
 // deadLetters makes a dead letter of each key, in that order, one second
-// apart unless sameTime, with reason "<reasons[i]>".
+// apart unless sameTime, with reason reasons[i % len(reasons)].
 func (e *env) deadLetters(keys, reasons []string, sameTime bool) {
 	e.t.Helper()
 	e.add(keys...)
@@ -87,6 +88,7 @@ func (e *env) deadLetters(keys, reasons []string, sameTime bool) {
 	if len(ls) != len(keys) {
 		e.t.Fatalf("checked out %d of %d", len(ls), len(keys))
 	}
+	slices.SortFunc(ls, func(a, b tracker.Lease) int { return slices.Index(keys, a.Key) - slices.Index(keys, b.Key) })
 	for i, l := range ls {
 		if !sameTime {
 			e.clock.Advance(time.Second)
@@ -122,12 +124,13 @@ func (e *env) pages(q tracker.FailedQuery) []string {
 // testFailedPage: dead letters come the most recent first (ties by key,
 // descending), page after page with no repeat and no gap, filtered by text
 // in the key or the reason regardless of case; a cursor stays valid when
-// its own dead letter is requeued; bad queries are ErrInvalidArgument.
+// its own dead letter is requeued; bad queries are ErrInvalidArgument. The
+// keys share a host: the order is a promise within a partition.
 func testFailedPage(e *env) {
-	e.deadLetters([]string{"https://x.example/1", "https://x.example/2", "https://y.example/3"}, []string{"HTTP 404", "Timeout"}, false)
+	e.deadLetters([]string{"https://y.example/x/1", "https://y.example/x/2", "https://y.example/3"}, []string{"HTTP 404", "Timeout"}, false)
 	e.deadLetters([]string{"https://y.example/t1", "https://y.example/t2", "https://y.example/t3", "https://y.example/t4"}, []string{"TLS error"}, true)
 	all := []string{"https://y.example/t4", "https://y.example/t3", "https://y.example/t2", "https://y.example/t1",
-		"https://y.example/3", "https://x.example/2", "https://x.example/1"}
+		"https://y.example/3", "https://y.example/x/2", "https://y.example/x/1"}
 	tests := []struct {
 		name string
 		q    tracker.FailedQuery
@@ -137,8 +140,8 @@ func testFailedPage(e *env) {
 		{"pages of 1", tracker.FailedQuery{Limit: 1}, all},
 		{"pages of 2", tracker.FailedQuery{Limit: 2}, all},
 		{"pages of 3", tracker.FailedQuery{Limit: 3}, all},
-		{"match in key", tracker.FailedQuery{Match: "X.EXAMPLE", Limit: 1}, []string{"https://x.example/2", "https://x.example/1"}},
-		{"match in reason", tracker.FailedQuery{Match: "timeout", Limit: 2}, []string{"https://x.example/2"}},
+		{"match in key", tracker.FailedQuery{Match: "/X/", Limit: 1}, []string{"https://y.example/x/2", "https://y.example/x/1"}},
+		{"match in reason", tracker.FailedQuery{Match: "timeout", Limit: 2}, []string{"https://y.example/x/2"}},
 		{"match in both", tracker.FailedQuery{Match: "t", Limit: 2}, all},
 		{"match nothing", tracker.FailedQuery{Match: "nowhere"}, nil},
 	}
@@ -190,7 +193,7 @@ func keysOfFailed(fs []tracker.FailedItem) []string {
 // FailedPage lists them), attempts reset; Keys and Match narrow together; options that select dead letters without Failed, empty keys and
 // bad matches are ErrInvalidArgument.
 func testRequeueFailedSelect(e *env) {
-	keys := []string{"https://a.example/1", "https://a.example/2", "https://b.example/3", "https://b.example/4", "https://c.example/5"}
+	keys := []string{"https://a.example/1", "https://a.example/2", "https://a.example/b/3", "https://a.example/b/4", "https://a.example/c/5"}
 	e.deadLetters(keys, []string{"HTTP 500", "HTTP 404"}, false)
 	tests := []struct {
 		name string
@@ -198,7 +201,7 @@ func testRequeueFailedSelect(e *env) {
 		want []string // moved
 	}{
 		{"keys, one not a dead letter, one twice", tracker.RequeueOptions{Keys: []string{keys[0], "https://nope.example/", keys[0]}}, keys[:1]},
-		{"keys and match", tracker.RequeueOptions{Keys: []string{keys[1], keys[2]}, Match: "b.EXAMPLE"}, keys[2:3]},
+		{"keys and match", tracker.RequeueOptions{Keys: []string{keys[1], keys[2]}, Match: "/B/"}, keys[2:3]},
 		{"match, limit 1 (the most recent first)", tracker.RequeueOptions{Match: "http 404", Limit: 1}, keys[3:4]},
 		{"match", tracker.RequeueOptions{Match: "example/"}, []string{keys[1], keys[4]}},
 	}
@@ -248,11 +251,20 @@ func testHosts(e *env) {
 	}
 	keys = append(keys, "https://busy.example:8443/p", "http://user@quiet.example/q?x=1", "https://errs.example/e", "https://errs.example/f", "42")
 	e.add(keys...)
-	ls := e.checkout("w", 8) // busy 0-4, busy:8443, quiet, errs/e
-	e.fail(ls[7], "HTTP 500", true, 0)
-	e.fail(ls[6], "HTTP 500", true, 0)
-	e.complete(ls[0])
-	e.tr.Release(e.ctx, ls[1:3]) //nolint:errcheck // checked by the counts below
+	held := map[string]tracker.Lease{}
+	for _, l := range e.checkout("w", len(keys)) {
+		held[l.Key] = l
+	}
+	e.fail(held["https://errs.example/e"], "HTTP 500", true, 0)
+	e.fail(held["http://user@quiet.example/q?x=1"], "HTTP 500", true, 0)
+	e.complete(held["https://busy.example/0"])
+	var back []tracker.Lease
+	for _, k := range []string{"https://busy.example/1", "https://busy.example/2", "https://errs.example/f", "42"} {
+		back = append(back, held[k])
+	}
+	if err := e.tr.Release(e.ctx, back); err != nil {
+		e.t.Fatalf("Release: %v", err)
+	}
 	got, err := e.tr.Hosts(e.ctx, 10)
 	if err != nil {
 		e.t.Fatalf("Hosts: %v", err)
