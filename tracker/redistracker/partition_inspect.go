@@ -269,8 +269,9 @@ func (pt *Partitioned) Lookup(ctx context.Context, key string) (tracker.ItemStat
 	return pt.parts[pt.route(key)].Lookup(ctx, key)
 }
 
-// FailedPage pages through the partitions in turn: the cursor is
-// "partition/inner cursor"; Total sums every partition's.
+// FailedPage pages through the partitions in turn (most recent first
+// within each): the cursor is "partition/inner cursor"; Total sums every
+// partition's.
 func (pt *Partitioned) FailedPage(ctx context.Context, q tracker.FailedQuery) (tracker.FailedPage, error) {
 	if err := pt.usable(); err != nil {
 		return tracker.FailedPage{}, err
@@ -289,13 +290,14 @@ func (pt *Partitioned) FailedPage(ctx context.Context, q tracker.FailedQuery) (t
 	}
 	limit := tracker.FailedLimit(q)
 	var out tracker.FailedPage
+	full := false // the page ends here: the partitions after only add to Total
 	for i, part := range pt.parts {
 		sub := q
 		sub.Cursor, sub.Limit = "", limit-len(out.Items)
 		if i == p {
 			sub.Cursor = inner
 		}
-		if i < p || sub.Limit <= 0 {
+		if i < p || full {
 			sub.Limit = 1 // only its Total
 		}
 		page, err := part.FailedPage(ctx, sub)
@@ -303,14 +305,18 @@ func (pt *Partitioned) FailedPage(ctx context.Context, q tracker.FailedQuery) (t
 			return tracker.FailedPage{}, err
 		}
 		out.Total += page.Total
-		if i < p || len(out.Items) >= limit {
+		if i < p || full {
 			continue
 		}
 		out.Items = append(out.Items, page.Items...)
-		if page.Next != "" {
-			out.Next = strconv.Itoa(i) + "/" + page.Next
-		} else if i+1 < len(pt.parts) && len(out.Items) >= limit {
-			out.Next = strconv.Itoa(i+1) + "/"
+		switch {
+		case page.Next != "":
+			out.Next, full = strconv.Itoa(i)+"/"+page.Next, true
+		case len(out.Items) >= limit:
+			full = true
+			if i+1 < len(pt.parts) {
+				out.Next = strconv.Itoa(i+1) + "/"
+			}
 		}
 	}
 	return out, nil
