@@ -15,7 +15,9 @@ local toks = {}
 local i = 6
 while i <= #ARGV do
   toks[#toks + 1] = ARGV[i]
-  i = i + 6 + tonumber(ARGV[i + 5]) * 4
+  local m = ARGV[i + 5]
+  i = i + 6
+  if m ~= '0' then i = i + tonumber(m) * 4 end -- most pages discover nothing new: skip tonumber
 end
 for c = 1, #toks, 1000 do
   local d = math.min(c + 999, #toks)
@@ -24,8 +26,8 @@ for c = 1, #toks, 1000 do
 end
 i = 6
 while i <= #ARGV do
-  local token, key, worker, m = ARGV[i], ARGV[i + 1], ARGV[i + 2], tonumber(ARGV[i + 5])
-  local bytes = ARGV[i + 4]
+  local token, key, worker, bytes, m = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 4], ARGV[i + 5]
+  m = m == '0' and 0 or tonumber(m)
   local ok = REC[token] == ARGV[i + 3] and not DROPPED[token]
   local meta -- a record with meta is never Go's leaseRecord: held() reads it
   if not ok then

@@ -397,7 +397,7 @@ local FP_KEYS = {}
 local function fp_key(b)
   local k = FP_KEYS[b]
   if not k then
-    k = PREFIX .. 'fp:' .. itoa(b)
+    k = PREFIX .. 'fp:' .. b -- b < 2^40: concatenation prints it exactly (%.14g), cheaper than itoa
     FP_KEYS[b] = k
   end
   return k
