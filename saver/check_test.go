@@ -30,6 +30,11 @@ func TestCheckCreatesNothing(t *testing.T) {
 		{"file: empty dir", func() error { return saver.CheckFile(saver.FileConfig{}) }, "saver.dir"},
 		{"file: bad layout", func() error { return saver.CheckFile(saver.FileConfig{Dir: root, Layout: "tree"}) }, "saver.layout"},
 		{"file: bad name", func() error { return saver.CheckFile(saver.FileConfig{Dir: root, Layout: "flat", Name: "{nope}"}) }, "saver.name"},
+		{"file: keep_versions 1", func() error { return saver.CheckFile(saver.FileConfig{Dir: root, KeepVersions: 1}) }, ""},
+		{"file: keep_versions negative", func() error { return saver.CheckFile(saver.FileConfig{Dir: root, KeepVersions: -1}) }, "saver.keep_versions"},
+		{"file: keep_versions huge", func() error {
+			return saver.CheckFile(saver.FileConfig{Dir: root, KeepVersions: saver.MaxKeepVersions + 1})
+		}, "saver.keep_versions"},
 		{"tar: existing dir", func() error { return saver.CheckTar(saver.TarConfig{Path: filepath.Join(root, "x.tar.gz")}) }, ""},
 		{"tar: dir to create", func() error {
 			return saver.CheckTar(saver.TarConfig{Path: filepath.Join(root, "new", "{crawl}-{worker}.tar"), Crawl: "c", Worker: "w"})

@@ -72,6 +72,10 @@ const MetaDir = ".distscrape"
 //
 // With ConvertLinks, HTML pages and style sheets are saved with their links
 // converted (convert.go); the manifest's size is then the saved file's.
+//
+// A revisit's changed body (Page.Visit > 0) keeps the file it replaces as
+// an earlier version, MetaDir/versions/PATH/%vSTAMP, at most KeepVersions-1
+// of them (keepVersion); a 304 (Page.Unchanged) is a manifest line only.
 type File struct {
 	root     string
 	tmpDir   string
