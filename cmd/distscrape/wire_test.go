@@ -4,8 +4,10 @@ import (
 	"log/slog"
 	"net/url"
 	"testing"
+	"time"
 
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 // TestConfigScopeIsScraperScope: the config adds no scope rule of its own
@@ -37,5 +39,32 @@ func TestConfigScopeIsScraperScope(t *testing.T) {
 				t.Errorf("%s: InScope(%s) = %v, want %v", tc.yaml, raw, got, want)
 			}
 		}
+	}
+}
+
+// TestMemoryHostsDelay: a one-process crawl's memory tracker reports the
+// per-host delay its fetch client keeps (the dashboard's hosts view), the
+// rate's interval here.
+func TestMemoryHostsDelay(t *testing.T) {
+	cfg, err := config.Parse([]byte("crawl: delays\nscraper: {seeds: ['http://127.0.0.1:8080/']}\nfetch: {per_host_rate: 4}\n"), "crawl.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := openTracker(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Add(t.Context(), []tracker.Item{{Key: "http://127.0.0.1:8080/"}}); err != nil {
+		t.Fatal(err)
+	}
+	fe, err := openFetcher(cfg, func(*url.URL) bool { return true }, tr, slog.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fe.Close()
+	hs, err := tr.Hosts(t.Context(), 5)
+	if err != nil || len(hs) != 1 || hs[0].Delay != 250*time.Millisecond {
+		t.Fatalf("Hosts = %+v, %v; want 127.0.0.1:8080 with the rate's 250ms", hs, err)
 	}
 }

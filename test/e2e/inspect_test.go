@@ -16,18 +16,34 @@ import (
 // The dashboard's reads and actions on the command line: failed --match
 // in pages, lookup of an item in each state, requeue --failed by --key and
 // by --match; and the bad input of each refused with exit 2.
+// On a fleet's Redis, and on the state file of a one-process crawl.
 func TestDeadLetterCommands(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		tracker func(t *testing.T) string
+		run     []string
+	}{
+		{"redis", func(t *testing.T) string { return redisTracker(redistest.Start(t, redistest.Options{}), "30s") },
+			[]string{"worker", "--id", "w1"}},
+		{"memory-state", func(*testing.T) string {
+			return "tracker: {kind: memory, state: state/crawl.state, max_attempts: 2, backoff: {base: 20ms, max: 50ms}}"
+		}, []string{"crawl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) { deadLetterCommands(t, tc.tracker(t), tc.run) })
+	}
+}
+
+func deadLetterCommands(t *testing.T, trackerConfig string, run []string) {
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 60, NotFound: 3})
-	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{
-		Tracker: redisTracker(rs, "30s"),
+		Tracker: trackerConfig,
 		Scraper: linkScraper(site),
 		Saver:   "saver: {kind: file, dir: out}",
 	}.write(t, dir)
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1"); r.Code != 0 {
-		t.Fatalf("worker: %s", r)
+	if r := cmd.Run(t, runTimeout, append(run[:1:1], append([]string{"-c", cfg}, run[1:]...)...)...); r.Code != 0 {
+		t.Fatalf("%s: %s", run[0], r)
 	}
 	notFound, _ := site.FailingPages()
 	slices.Sort(notFound)
