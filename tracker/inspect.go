@@ -14,7 +14,9 @@ type ItemStateName string
 // The states Lookup reports. StatePendingOrDone is the honest answer of an
 // engine that keeps no per-item record of done items (the Redis engine keeps
 // only a fingerprint of them): the item was added, is not leased, delayed or
-// failed, and was not found among the first pending entries Lookup may look at.
+// failed, and was not found among the first pending entries Lookup may look at
+// (tracker.HostSample; the Redis engine also looks for a delayed item with a
+// priority or labels among at most FailedScan delayed entries only).
 const (
 	StatePending       ItemStateName = "pending"
 	StateLeased        ItemStateName = "leased"
@@ -69,7 +71,7 @@ type FailedPage struct {
 type HostStats struct {
 	Host     string `json:"host"`
 	Pending  int64  `json:"pending"`   // among the first HostSample pending entries
-	InFlight int64  `json:"in_flight"` // leased now
+	InFlight int64  `json:"in_flight"` // leased now (Redis, past HostSample leases: scaled from a random HostSample of them)
 	Errors   int64  `json:"errors"`    // among the most recent HostSample dead letters
 	// Delay is the fleet-wide politeness delay between two requests to the
 	// host as the workers last reported it (zero when unknown).
