@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/urfave/cli/v2"
@@ -51,8 +49,7 @@ func labelStatus(ctx context.Context, w io.Writer, tr tracker.Engine, label stri
 }
 
 // failedWithLabel lists up to limit (0: all) dead letters labelled label,
-// page by page (the tracker filters); an engine without FailedPage has its
-// whole list filtered here.
+// page by page (the tracker filters).
 func failedWithLabel(ctx context.Context, tr tracker.Engine, label string, limit int) ([]tracker.FailedItem, error) {
 	var out []tracker.FailedItem
 	q := tracker.FailedQuery{Label: label, Limit: 500}
@@ -61,9 +58,6 @@ func failedWithLabel(ctx context.Context, tr tracker.Engine, label string, limit
 			q.Limit = min(q.Limit, limit-len(out))
 		}
 		page, err := tr.FailedPage(ctx, q)
-		if errors.Is(err, errors.ErrUnsupported) && q.Cursor == "" {
-			return filterLabel(ctx, tr, label, limit)
-		}
 		if err != nil {
 			return out, err
 		}
@@ -73,18 +67,4 @@ func failedWithLabel(ctx context.Context, tr tracker.Engine, label string, limit
 		}
 		q.Cursor = page.Next
 	}
-}
-
-func filterLabel(ctx context.Context, tr tracker.Engine, label string, limit int) ([]tracker.FailedItem, error) {
-	all, err := tr.Failed(ctx, 0)
-	if err != nil {
-		return nil, err
-	}
-	out := all[:0]
-	for _, it := range all {
-		if slices.Contains(it.Labels, label) && (limit == 0 || len(out) < limit) {
-			out = append(out, it)
-		}
-	}
-	return out, nil
 }
