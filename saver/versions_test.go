@@ -148,10 +148,10 @@ func TestWARCUnchangedRevisit(t *testing.T) {
 	unchanged := *first
 	unchanged.Body, unchanged.Unchanged, unchanged.Visit, unchanged.Status, unchanged.Reason = nil, true, 1, 304, "Not Modified"
 	unchanged.FetchedAt = first.FetchedAt.Add(time.Hour)
-	recs := saveAndRead(t, saver.WARCConfig{Dir: dir}, first, &unchanged)
+	recs := saveAndRead(t, saver.WARCConfig{Dir: dir, ReferUnchanged: true}, first, &unchanged)
 	again := unchanged
 	again.Visit, again.FetchedAt = 2, unchanged.FetchedAt.Add(time.Hour)
-	recs = append(recs, saveAndRead(t, saver.WARCConfig{Dir: t.TempDir()}, &again)...) // a restarted worker
+	recs = append(recs, saveAndRead(t, saver.WARCConfig{Dir: t.TempDir(), ReferUnchanged: true}, &again)...) // a restarted worker
 	var resp warctest.Record
 	var revisits []warctest.Record
 	for _, r := range recs {

@@ -28,11 +28,17 @@ type WARCConfig struct {
 	// CDX writes a CDXJ index, name.cdxj, beside each file when it is
 	// complete (rotated or closed), sorted as pywb expects. The open file's
 	// entries wait in memory (about 300 bytes a page) until then.
-	CDX          bool
-	Crawl        string
-	Worker       string
-	Software     string // warcinfo "software"; default "distscrape"
-	ConfigDigest string // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+	CDX bool
+	// ReferUnchanged remembers each URI's last response record (about 200
+	// bytes, up to WARCRevisitMemory URIs), so that the revisit record of a
+	// 304 (Page.Unchanged) names it in WARC-Refers-To and
+	// WARC-Refers-To-Date; without it, or for a response another worker
+	// wrote, the record names the URI only. For crawls that revisit.
+	ReferUnchanged bool
+	Crawl          string
+	Worker         string
+	Software       string // warcinfo "software"; default "distscrape"
+	ConfigDigest   string // warcinfo "distscrape-config-digest", e.g. "sha256:..."
 }
 
 // WARCRevisitMemory bounds the payload digests a WARC saver remembers for
@@ -75,7 +81,8 @@ type WARC struct {
 	closed  bool
 	seen    map[string]*gowarc.RevisitRef // payload digest -> its first response
 	// last response of each URI this saver wrote, for the revisit record of
-	// a 304 (Page.Unchanged) to refer to; bounded by WARCRevisitMemory
+	// a 304 (Page.Unchanged) to refer to; bounded by WARCRevisitMemory; nil
+	// without ReferUnchanged
 	last map[string]*gowarc.RevisitRef
 
 	flushMu sync.Mutex // one Flush (or Close) at a time
@@ -145,7 +152,9 @@ func NewWARC(cfg WARCConfig) (*WARC, error) {
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
 	w.opts = warcRecordOptions(w.tmp)
-	w.last = map[string]*gowarc.RevisitRef{}
+	if cfg.ReferUnchanged {
+		w.last = map[string]*gowarc.RevisitRef{}
+	}
 	if cfg.Revisits {
 		w.seen = map[string]*gowarc.RevisitRef{}
 	}
@@ -183,7 +192,7 @@ func (w *WARC) Save(ctx context.Context, p *Page) error {
 	if err := w.write(pair.Bytes(), entry); err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
 	}
-	if entry.revisitOf == nil {
+	if w.last != nil && entry.revisitOf == nil {
 		if _, ok := w.last[entry.uri]; ok || len(w.last) < WARCRevisitMemory {
 			w.last[entry.uri] = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1,
 				TargetRecordId: entry.id, TargetUri: entry.uri, TargetDate: entry.date}

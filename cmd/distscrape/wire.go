@@ -147,8 +147,10 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog
 	case "tar":
 		return saver.NewTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
 	case "warc":
+		// Only revisits get a 304: a crawl without them remembers no responses.
 		return saver.NewWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
-			Crawl: cfg.Crawl, Worker: worker, Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
+			ReferUnchanged: len(cfg.Scraper.Revisit) > 0, Crawl: cfg.Crawl, Worker: worker,
+			Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
 	case "redis":
 		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker,
 			KeepVersions: s.KeepVersions})
