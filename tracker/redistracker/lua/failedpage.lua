@@ -33,6 +33,15 @@ else
       ties = true
     end
   end
+  -- ge compares bytes, as the zset orders members (Lua's >= follows the
+  -- locale's collation).
+  local function ge(a, b)
+    for i = 1, math.min(#a, #b) do
+      local x, y = string.byte(a, i), string.byte(b, i)
+      if x ~= y then return x > y end
+    end
+    return #a >= #b
+  end
   local rows
   while true do
     rows = redis.call('ZRANGE', K_FAILED, start, start + count - 1, 'REV', 'WITHSCORES')
@@ -40,7 +49,7 @@ else
     -- Members of one score come in descending byte order: skip those at or
     -- above the cursor's key.
     local i = 1
-    while i < #rows and tonumber(rows[i + 1]) == tonumber(at) and rows[i] >= ckey do i = i + 2 end
+    while i < #rows and tonumber(rows[i + 1]) == tonumber(at) and ge(rows[i], ckey) do i = i + 2 end
     if i <= #rows or #rows < 2 * count then
       rows = {unpack(rows, i)}
       break
