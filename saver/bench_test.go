@@ -192,3 +192,49 @@ func BenchmarkWARC(b *testing.B) {
 		benchSaver(b, s)
 	})
 }
+
+// BenchmarkFileRevisit saves changed revisits of 1,000 pages, keeping
+// earlier versions (keep_versions 3: a link and a prune per page) or not
+// (1): what versions cost a revisit.
+func BenchmarkFileRevisit(b *testing.B) {
+	const pages = 1000
+	for _, keep := range []int{1, 3} {
+		b.Run(fmt.Sprintf("keep%d", keep), func(b *testing.B) {
+			ctx := context.Background()
+			s, err := saver.NewFile(saver.FileConfig{Dir: b.TempDir(), Crawl: "bench", Worker: "w", KeepVersions: keep})
+			if err != nil {
+				b.Fatal(err)
+			}
+			page := func(i int) *saver.Page {
+				p := savertest.NewPage(fmt.Sprintf("http://example.test/bench/%d/page-%d.html", i%100, i%pages), benchBodies[(i/pages)%len(benchBodies)])
+				p.Visit, p.FetchedAt = i/pages, p.FetchedAt.Add(time.Duration(i/pages)*time.Hour)
+				return p
+			}
+			for i := 0; i < pages; i++ {
+				if err := s.Save(ctx, page(i)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(benchPageSize)
+			b.ResetTimer()
+			for i := pages; i < pages+b.N; i++ {
+				if err := s.Save(ctx, page(i)); err != nil {
+					b.Fatal(err)
+				}
+				if i%benchBatch == benchBatch-1 {
+					if err := s.Flush(ctx); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			if err := s.Close(ctx); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "items/s")
+		})
+	}
+}
