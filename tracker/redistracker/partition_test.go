@@ -2,6 +2,8 @@ package redistracker
 
 import (
 	"context"
+	"errors"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -218,5 +220,69 @@ func TestPartitionLongRange(t *testing.T) {
 	}
 	if done, err := pt.Done(ctx); err != nil || done {
 		t.Fatalf("Done = %v, %v with IDs unsplit", done, err)
+	}
+}
+
+// TestPartitionDiscoveries: a completion's discoveries go to their hosts'
+// partitions; a lost lease's go nowhere; and a crash between the foreign
+// adds and the completion (the adds done, the lease left to expire) costs
+// a second fetch whose discoveries dedup drops: each counted once.
+func TestPartitionDiscoveries(t *testing.T) {
+	ctx := context.Background()
+	c := redistest.Start(t, redistest.Options{}).Client(t)
+	clock := trackertest.NewClock(time.Date(2030, 1, 1, 0, 0, 0, 0, time.UTC))
+	pt, err := NewPartitioned(ctx, Config{Client: c, Crawl: "disc", Partitions: 4, Options: tracker.Options{Clock: clock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pt.Close()
+	var found []tracker.Item
+	parts := map[int]bool{}
+	for i := 0; len(parts) < 4; i++ {
+		it := tracker.Item{Key: "https://h" + strconv.Itoa(i) + ".example/", Depth: 1}
+		found = append(found, it)
+		parts[pt.route(it.Key)] = true
+	}
+	if _, err := pt.Add(ctx, []tracker.Item{{Key: "https://seed.example/"}}); err != nil {
+		t.Fatal(err)
+	}
+	lease := func() tracker.Lease {
+		t.Helper()
+		ls, err := pt.Checkout(ctx, "w", 1, time.Minute)
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("Checkout = %v, %v", ls, err)
+		}
+		return ls[0]
+	}
+	l := lease()
+	if err := pt.Release(ctx, []tracker.Lease{l}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pt.Complete(ctx, []tracker.Completion{{Lease: l, Discovered: found}}); !errors.Is(err, tracker.ErrLeaseLost) {
+		t.Fatalf("Complete of a released lease = %v, want ErrLeaseLost", err)
+	}
+	if s, _ := pt.Stats(ctx); s.Added != 1 {
+		t.Fatalf("Added = %d after a lost lease's completion, want 1 (its discoveries dropped)", s.Added)
+	}
+	// The crash: the foreign adds of a completion, then nothing.
+	l = lease()
+	own := pt.route(l.Key)
+	foreign := map[int][]tracker.Item{}
+	for _, it := range found {
+		if q := pt.route(it.Key); q != own {
+			foreign[q] = append(foreign[q], it)
+		}
+	}
+	if _, err := pt.addRouted(ctx, foreign); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(time.Minute + time.Second) // the lease expires; the page is leased again
+	l = lease()
+	if err := pt.Complete(ctx, []tracker.Completion{{Lease: l, Discovered: found}}); err != nil {
+		t.Fatalf("Complete after the crash: %v", err)
+	}
+	s, err := pt.Stats(ctx)
+	if want := int64(1 + len(found)); err != nil || s.Added != want || s.Pending != want-1 || s.Done != 1 {
+		t.Fatalf("Stats = %+v, %v; want %d added once each, %d pending, 1 done", s, err, want, want-1)
 	}
 }
