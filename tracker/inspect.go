@@ -5,7 +5,10 @@ import (
 	"time"
 )
 
-// ErrNotFound is returned by Inspector.Lookup for a key the crawl never saw.
+// ErrNotFound is returned by Inspector.Lookup for a key the crawl never saw
+// (on the Redis engine, also for an ID of an AddRange not carved yet that
+// lies past the pending entries Lookup looks at: its IDs are marked seen
+// when checkout carves them).
 var ErrNotFound = errors.New("tracker: item not found")
 
 // ItemStateName is where an item is in its life cycle, as Lookup reports it.
