@@ -308,7 +308,8 @@ func lostKeys(err error, lost *[]string) error {
 	return err
 }
 
-// Extend extends each partition's leases (one call per partition touched).
+// Extend extends each partition's leases (one call per partition touched,
+// in parallel, as Fail and Release).
 func (pt *Partitioned) Extend(ctx context.Context, leases []tracker.Lease, ttl time.Duration) ([]tracker.Lease, error) {
 	if err := pt.usable(); err != nil {
 		return nil, err
@@ -317,16 +318,20 @@ func (pt *Partitioned) Extend(ctx context.Context, leases []tracker.Lease, ttl t
 		return nil, err
 	}
 	by, lost := pt.byToken(leases)
+	var mu sync.Mutex
 	var out []tracker.Lease
-	for p, ls := range by {
-		got, err := pt.parts[p].Extend(ctx, ls, ttl)
+	err := some(by, func(p int) error {
+		got, err := pt.parts[p].Extend(ctx, by[p], ttl)
+		mu.Lock()
+		defer mu.Unlock()
 		for _, l := range got {
 			l.Token = token(p, l.Token)
 			out = append(out, l)
 		}
-		if err := lostKeys(err, &lost); err != nil {
-			return out, err
-		}
+		return lostKeys(err, &lost)
+	})
+	if err != nil {
+		return out, err
 	}
 	return out, tracker.Lost(lost)
 }
@@ -438,10 +443,14 @@ func (pt *Partitioned) Fail(ctx context.Context, fs []tracker.Failure) error {
 		f.Lease.Token = t
 		by[p] = append(by[p], f)
 	}
-	for p, fs := range by {
-		if err := lostKeys(pt.parts[p].Fail(ctx, fs), &lost); err != nil {
-			return err
-		}
+	var mu sync.Mutex
+	if err := some(by, func(p int) error {
+		err := pt.parts[p].Fail(ctx, by[p])
+		mu.Lock()
+		defer mu.Unlock()
+		return lostKeys(err, &lost)
+	}); err != nil {
+		return err
 	}
 	return tracker.Lost(lost)
 }
@@ -452,11 +461,15 @@ func (pt *Partitioned) Release(ctx context.Context, leases []tracker.Lease) erro
 		return err
 	}
 	by, lost := pt.byToken(leases)
-	for p, ls := range by {
-		if err := lostKeys(pt.parts[p].Release(ctx, ls), &lost); err != nil {
-			return err
-		}
+	var mu sync.Mutex
+	if err := some(by, func(p int) error {
+		err := pt.parts[p].Release(ctx, by[p])
 		pt.filled(p)
+		mu.Lock()
+		defer mu.Unlock()
+		return lostKeys(err, &lost)
+	}); err != nil {
+		return err
 	}
 	return tracker.Lost(lost)
 }
