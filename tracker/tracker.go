@@ -188,11 +188,13 @@ type Stats struct {
 	Bytes   int64 `json:"bytes"` // Completion.Bytes of the items done
 	// Unchanged counts revisits answered 304 (each also counted in Done).
 	Unchanged int64 `json:"unchanged,omitempty"`
-	// Revisits is how many done items carry a revisit due time.
+	// Revisits is how many done items carry a revisit due time (each also
+	// counted in Done; a due one moves to Pending at a checkout).
 	Revisits int64 `json:"revisits,omitempty"`
 	Workers  int64 `json:"workers"` // workers seen within the last lease TTL
-	// NextDue is when the first delayed item is due (zero: none delayed),
-	// so an operator can tell a crawl waiting on retries from a stuck one.
+	// NextDue is when the first delayed item or revisit is due (zero: none),
+	// so an operator can tell a crawl waiting on retries or revisits from a
+	// stuck one.
 	NextDue time.Time `json:"next_due,omitzero"`
 	// Paused says an operator paused the crawl (Inspector.Pause): checkout
 	// hands out nothing until Resume. PausedBy and PausedAt say who and when.
@@ -266,7 +268,9 @@ type Tracker interface {
 	// Release hands unstarted leases back to pending at once, without
 	// counting the attempt.
 	Release(ctx context.Context, leases []Lease) error
-	// Done reports whether pending, leased and delayed are all empty.
+	// Done reports whether pending, leased and delayed are all empty and no
+	// revisit waits (Stats.Revisits is 0): a crawl with revisit rules is
+	// never done while a done item is due again later.
 	Done(ctx context.Context) (bool, error)
 	// Close releases the tracker's resources (not its state).
 	Close() error

@@ -175,6 +175,9 @@ func ValidateCompletions(cs []Completion) error {
 		if c.Bytes < 0 {
 			return fmt.Errorf("%w: completion %d (%s): %d bytes", ErrInvalidArgument, i, quoteKey(c.Lease.Key), c.Bytes)
 		}
+		if c.Revisit < 0 {
+			return fmt.Errorf("%w: completion %d (%s): revisit in %v, want 0 (none) or more", ErrInvalidArgument, i, quoteKey(c.Lease.Key), c.Revisit)
+		}
 	}
 	return nil
 }

@@ -219,8 +219,9 @@ func limitLine(what string) string {
 
 // crawlDone is the tracker's Done for a crawl that has started: an empty
 // tracker (not seeded yet) is watched until work arrives and ends.
+// A crawl with revisits waiting is not done (tracker.Tracker.Done).
 func crawlDone(st tracker.Stats) bool {
-	return st.Added > 0 && st.Pending == 0 && st.Leased == 0 && st.Delayed == 0
+	return st.Added > 0 && st.Pending == 0 && st.Leased == 0 && st.Delayed == 0 && st.Revisits == 0
 }
 
 func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) error {
@@ -245,8 +246,18 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 	if why := waitingFor(st, time.Now()); why != "" {
 		fmt.Fprintln(w, why)
 	}
-	if st.Delayed > 0 && !st.NextDue.IsZero() {
-		fmt.Fprintf(w, "next retry due %s (in %s)\n", st.NextDue.Local().Format(time.DateTime),
+	if st.Revisits > 0 || st.Unchanged > 0 {
+		fmt.Fprintf(w, "%d revisit(s) waiting (done, due again later); %d revisit(s) answered unchanged (304)\n", st.Revisits, st.Unchanged)
+	}
+	if (st.Delayed > 0 || st.Revisits > 0) && !st.NextDue.IsZero() {
+		what := "retry"
+		switch {
+		case st.Delayed > 0 && st.Revisits > 0:
+			what = "retry or revisit"
+		case st.Delayed == 0:
+			what = "revisit"
+		}
+		fmt.Fprintf(w, "next %s due %s (in %s)\n", what, st.NextDue.Local().Format(time.DateTime),
 			max(time.Until(st.NextDue), 0).Round(time.Second))
 	}
 	return nil

@@ -24,6 +24,9 @@ func TestPrintStatusNextDue(t *testing.T) {
 		{name: "json", st: tracker.Stats{Delayed: 2, NextDue: due}, asJSON: true, want: `"next_due":"` + due.Format("2006-01-02T15:04:05")},
 		{name: "text, none delayed", st: tracker.Stats{Pending: 3}, wantNone: "next retry"},
 		{name: "json, none delayed", st: tracker.Stats{Pending: 3}, asJSON: true, wantNone: "next_due"},
+		{name: "text, a revisit waiting", st: tracker.Stats{Done: 1, Revisits: 1, NextDue: due}, want: "next revisit due " + due.Local().Format(time.DateTime)},
+		{name: "text, both", st: tracker.Stats{Delayed: 1, Revisits: 1, NextDue: due}, want: "next retry or revisit due "},
+		{name: "text, revisits counted", st: tracker.Stats{Done: 3, Revisits: 2, Unchanged: 5}, want: "2 revisit(s) waiting (done, due again later); 5 revisit(s) answered unchanged (304)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -51,6 +51,11 @@ func (f *failedSet) add(fi tracker.FailedItem) {
 	f.items = slices.Insert(f.items, f.search(fi.At, fi.Key), fi)
 }
 
+func (f *failedSet) has(key string) bool {
+	_, ok := f.at[key]
+	return ok
+}
+
 func (f *failedSet) get(key string) (tracker.FailedItem, bool) {
 	at, ok := f.at[key]
 	if !ok {

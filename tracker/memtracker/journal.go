@@ -58,6 +58,13 @@ const (
 	// Priorities and labels (labels.go); a state without them has none.
 	opMeta      // key, priority, n, n × label name: the meta of the item just added (both)
 	opSnapLabel // name, done, added: a label of the table with its counts, in id order
+	// Revisits (issue 18); a state without them has none.
+	opRevisit        // key, depth, attempts (0), due, visits, etag, last-modified (s), priority, n, n × label: into the revisit index
+	opRevisitDue     // key: out of the revisit index, pending again (done - 1)
+	opUnchanged      // n: revisits answered 304, added to the count; in snapshots, the total
+	opRecrawlRange   // lo, hi: done IDs pending again, carved without dedup (done - len)
+	opSnapFlight     // key, visits, etag, last-modified: the meta of a revisit not done
+	opSnapRangeAgain // next, hi: the uncarved rest of a recrawled range
 )
 
 const (
@@ -160,6 +167,53 @@ func (j *journal) fail(q queued, reason string, at time.Time) {
 func (j *journal) pending(q queued) {
 	if j != nil {
 		j.buf = appendQueued(append(j.buf, opPending), q)
+	}
+}
+
+// revisit journals e, filed in the revisit index (or moved in it).
+func (m *Tracker) journalRevisit(e *revisitEntry) {
+	if m.j != nil {
+		m.j.buf = m.appendRevisit(m.j.buf, e)
+	}
+}
+
+func (m *Tracker) appendRevisit(b []byte, e *revisitEntry) []byte {
+	b = binary.AppendVarint(appendQueued(append(b, opRevisit), e.item), e.due.UnixNano())
+	b = appendRevisitMeta(b, e.meta)
+	if e.x == nil {
+		return binary.AppendUvarint(binary.AppendUvarint(b, 0), 0)
+	}
+	b = binary.AppendUvarint(binary.AppendUvarint(b, uint64(e.x.prio)), uint64(len(e.x.labels)))
+	for _, name := range m.labels.namesOf(e.x.labels) {
+		b = appendString(b, name)
+	}
+	return b
+}
+
+func appendRevisitMeta(b []byte, meta revisitMeta) []byte {
+	var lm int64
+	if t, ok := meta.v.LastModifiedTime(); ok {
+		lm = t.Unix()
+	}
+	b = appendString(binary.AppendUvarint(b, uint64(meta.visits)), meta.v.ETag)
+	return binary.AppendVarint(b, lm)
+}
+
+func (j *journal) revisitDue(key string) {
+	if j != nil {
+		j.buf = appendString(append(j.buf, opRevisitDue), key)
+	}
+}
+
+func (j *journal) unchanged(yes bool) {
+	if j != nil && yes {
+		j.buf = binary.AppendUvarint(append(j.buf, opUnchanged), 1)
+	}
+}
+
+func (j *journal) recrawlRange(r tracker.Range) {
+	if j != nil {
+		j.buf = binary.AppendUvarint(binary.AppendUvarint(append(j.buf, opRecrawlRange), r.Lo), r.Hi)
 	}
 }
 

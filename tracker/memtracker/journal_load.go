@@ -78,7 +78,8 @@ type replayItem struct {
 	state  byte
 	t      time.Time // due (delayed) or failed at
 	reason string
-	seq    uint64 // queue order
+	seq    uint64       // queue order
+	rv     *revisitMeta // a revisit in flight
 }
 
 // replay rebuilds a Memory from records. Leased items count as pending.
@@ -298,7 +299,57 @@ func (rp *replay) apply(b []byte) error {
 			at, reason := d.varint(), d.string()
 			rp.put(q, stFailed, time.Unix(0, at), reason)
 		case opPending:
-			rp.put(d.queued(), stPending, time.Time{}, "")
+			q := d.queued()
+			var rv *revisitMeta
+			if old := rp.items[q.key]; old != nil && old.state != stFailed {
+				rv = old.rv // a revisit released, expired or retried keeps its meta
+			}
+			rp.put(q, stPending, time.Time{}, "")
+			rp.items[q.key].rv = rv
+		case opRevisit:
+			q := d.queued()
+			due := time.Unix(0, d.varint())
+			meta := d.revisitMeta()
+			prio := d.uvarint()
+			var names []string
+			for n := d.uvarint(); n > 0 && d.err == nil; n-- {
+				names = append(names, d.string())
+			}
+			if d.err == nil && prio <= tracker.MaxPriority {
+				m.rv.put(q, due, meta, m.metaOf(int(prio), names))
+			}
+		case opRevisitDue:
+			key := d.string()
+			e := m.rv.byKey[key]
+			if e == nil {
+				if d.err != nil {
+					return fmt.Errorf("malformed record: %w", d.err)
+				}
+				return fmt.Errorf("revisit of %.60q, an item not in the revisit index", key)
+			}
+			m.rv.remove(e)
+			m.done--
+			if e.x != nil {
+				m.extra[key] = e.x
+				m.lmove(key, lsDone, lsNone) // finish counts it pending
+			}
+			rp.put(e.item, stPending, time.Time{}, "")
+			meta := e.meta
+			rp.items[key].rv = &meta
+		case opUnchanged:
+			m.unchanged += int64(d.uvarint())
+		case opRecrawlRange:
+			r := tracker.Range{Lo: d.uvarint(), Hi: d.uvarint()}
+			if d.err == nil {
+				m.recrawlRangeLocked(r)
+			}
+		case opSnapFlight:
+			key, meta := d.string(), d.revisitMeta()
+			if it := rp.items[key]; it != nil && d.err == nil {
+				it.rv = &meta
+			}
+		case opSnapRangeAgain:
+			m.ranges = append(m.ranges, pendingRange{next: d.uvarint(), hi: d.uvarint(), again: true})
 		case opPause:
 			at, by := d.varint(), d.string()
 			m.paused = pauseState{}
@@ -387,9 +438,13 @@ func (rp *replay) finish() {
 		case stFailed:
 			m.failed.add(tracker.FailedItem{Item: m.withMeta(it.q.item()), Reason: it.reason, At: it.t})
 			m.lmove(it.q.key, lsNone, lsFailed)
+			continue
 		default:
 			m.levelOf(it.q.key).push(it.q)
 			m.lmove(it.q.key, lsNone, lsPending)
+		}
+		if it.rv != nil {
+			m.rv.flight[it.q.key] = *it.rv
 		}
 	}
 }
@@ -468,6 +523,11 @@ func (d *decoder) uint16() uint16 {
 	v := binary.LittleEndian.Uint16(d.b)
 	d.b = d.b[2:]
 	return v
+}
+
+func (d *decoder) revisitMeta() revisitMeta {
+	visits, etag, lm := d.uvarint(), d.string(), d.varint()
+	return revisitMeta{visits: int32(visits), v: tracker.ValidatorsOf(etag, lm)}
 }
 
 func (d *decoder) queued() queued {

@@ -73,6 +73,9 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	if m.bytes > 0 {
 		w.frame(binary.AppendUvarint([]byte{opBytes}, uint64(m.bytes)))
 	}
+	if m.unchanged > 0 {
+		w.frame(binary.AppendUvarint([]byte{opUnchanged}, uint64(m.unchanged)))
+	}
 	const perFrame = 4096
 	var b []byte
 	n := 0
@@ -108,7 +111,11 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 		w.frame(binary.AppendUvarint(binary.AppendUvarint([]byte{opSnapCover}, r.Lo), r.Hi))
 	}
 	for _, r := range m.ranges {
-		w.frame(binary.AppendUvarint(binary.AppendUvarint([]byte{opSnapRange}, r.next), r.hi))
+		op := opSnapRange
+		if r.again {
+			op = opSnapRangeAgain
+		}
+		w.frame(binary.AppendUvarint(binary.AppendUvarint([]byte{op}, r.next), r.hi))
 	}
 	item := func(state byte, q queued, t int64, reason string) {
 		p := appendQueued([]byte{opSnapItem, state}, q)
@@ -138,6 +145,14 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 	}
 	for key, x := range m.extra {
 		w.frame(appendMeta(nil, key, x, m.labels.namesOf(x.labels)))
+	}
+	// Revisits: the meta of those in flight (after their items), then the
+	// revisit index.
+	for key, meta := range m.rv.flight {
+		w.frame(appendRevisitMeta(appendString([]byte{opSnapFlight}, key), meta))
+	}
+	for _, e := range m.rv.byDue {
+		w.frame(m.appendRevisit(nil, e))
 	}
 	w.frame([]byte{opSnapEnd})
 	if w.err == nil {

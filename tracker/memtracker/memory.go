@@ -34,18 +34,21 @@ type Tracker struct {
 	closed bool
 	j      *journal // nil without StatePath
 
-	seen     seenSet
-	pending  ring                      // items, FIFO (priority 0)
-	levels   [tracker.MaxPriority]ring // items of priority 1..MaxPriority, FIFO each (labels.go)
-	extra    map[string]*itemMeta      // priority and labels of the items not done that have any
-	labels   labelTable
-	starve   int            // the starvation guard's count (tracker.PlanLevels); not journaled
-	ranges   []pendingRange // uncarved ranges, FIFO; carved after the items
-	rangeIDs int64          // IDs of ranges not yet carved nor seen: pending too
-	leases   map[string]*memLease
-	byDue    leaseHeap
-	byWorker map[string]map[string]*memLease
-	delayed  delayHeap
+	seen    seenSet
+	pending ring                      // items, FIFO (priority 0)
+	levels  [tracker.MaxPriority]ring // items of priority 1..MaxPriority, FIFO each (labels.go)
+	extra   map[string]*itemMeta      // priority and labels of the items not done that have any
+	rv      revisits                  // the revisit index and the meta of revisits in flight
+	// unchanged counts completions of revisits answered 304 (Stats.Unchanged).
+	unchanged int64
+	labels    labelTable
+	starve    int            // the starvation guard's count (tracker.PlanLevels); not journaled
+	ranges    []pendingRange // uncarved ranges, FIFO; carved after the items
+	rangeIDs  int64          // IDs of ranges not yet carved nor seen: pending too
+	leases    map[string]*memLease
+	byDue     leaseHeap
+	byWorker  map[string]map[string]*memLease
+	delayed   delayHeap
 	// dlyByKey is delayed by key (Lookup).
 	dlyByKey map[string]delayedItem
 	failed   failedSet              // oldest first
@@ -87,6 +90,7 @@ func newTracker(o tracker.Options) *Tracker {
 		opts:     o.WithDefaults(),
 		seen:     newSeenSet(),
 		extra:    map[string]*itemMeta{},
+		rv:       newRevisits(),
 		leases:   map[string]*memLease{},
 		byWorker: map[string]map[string]*memLease{},
 		workers:  map[string]time.Time{},
@@ -203,14 +207,14 @@ func (m *Tracker) carve() (id uint64, positions uint64, ok bool) {
 // one) and reports whether its ID is fresh (not added on its own before).
 func (m *Tracker) carveOne() (id uint64, fresh bool) {
 	r := &m.ranges[0]
-	id = r.next
+	id, again := r.next, r.again
 	if r.next == r.hi {
 		m.ranges[0] = pendingRange{}
 		m.ranges = m.ranges[1:]
 	} else {
 		r.next++
 	}
-	if m.seen.ids.has(id) {
+	if !again && m.seen.ids.has(id) {
 		return id, false
 	}
 	m.rangeIDs--
@@ -242,6 +246,7 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tra
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
+	m.promoteRevisits(now, max(n, m.opts.RequeueBatch))
 	w := m.seenWorker(worker, now, ttl)
 	n, err := m.opts.Limits.Room(m.limitCounts(), n)
 	if err != nil {
@@ -287,7 +292,7 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tra
 			}
 			m.hold(l)
 			m.j.lease(q.key, q.attempts)
-			out = append(out, l.lease())
+			out = append(out, m.withRevisit(l.lease()))
 		}
 	}
 	w.Checkouts += int64(len(out))
@@ -360,7 +365,7 @@ func (m *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 		ml.deadline = now.Add(ttl)
 		heap.Fix(&m.byDue, ml.index)
 		m.seenWorker(ml.worker, now, ttl)
-		out = append(out, ml.lease())
+		out = append(out, m.withRevisit(ml.lease()))
 	}
 	return out, tracker.Lost(lost) // deadlines are not journaled: leases do not survive a restart
 }
@@ -372,6 +377,7 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	}
 	var lost []string
 	err := m.update(ctx, func() bool {
+		now := m.opts.Clock.Now()
 		for _, c := range cs {
 			ml, ok := m.held(c.Lease)
 			if !ok {
@@ -382,11 +388,14 @@ func (m *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 			m.countWorker(ml.worker, func(w *tracker.WorkerStats) { w.Done++ })
 			m.done++
 			m.bytes += c.Bytes
-			if m.meta(ml.item.key) != nil {
+			x := m.meta(ml.item.key)
+			if x != nil {
 				m.lmove(ml.item.key, lsLeased, lsDone)
 				delete(m.extra, ml.item.key)
 			}
 			m.j.done(ml.item.key, c.Bytes)
+			m.j.unchanged(c.Unchanged)
+			m.revisitLocked(ml, c, now, x)
 			m.addLocked(c.Discovered)
 		}
 		return len(lost) < len(cs)
@@ -429,6 +438,7 @@ func (m *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 
 // toFailed puts a leased item in failed.
 func (m *Tracker) toFailed(q queued, reason string, now time.Time) {
+	delete(m.rv.flight, q.key) // a revisit that failed is a first visit if requeued
 	m.lmove(q.key, lsLeased, lsFailed)
 	m.failed.add(tracker.FailedItem{Item: m.withMeta(q.item()), Reason: reason, At: now})
 	m.j.fail(q, reason, now)
@@ -576,23 +586,25 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		}
 		workers++
 	}
-	var nextDue time.Time
-	if len(m.delayed) > 0 {
-		nextDue = m.delayed[0].due // the heap's minimum: O(1)
+	nextDue := m.rv.nextDue() // the heaps' minimums: O(1)
+	if len(m.delayed) > 0 && (nextDue.IsZero() || m.delayed[0].due.Before(nextDue)) {
+		nextDue = m.delayed[0].due
 	}
 	s := tracker.Stats{
-		NextDue:  nextDue,
-		Pending:  int64(m.pendingLen()) + m.rangeIDs,
-		Leased:   int64(len(m.leases)),
-		Delayed:  int64(len(m.delayed)),
-		Done:     m.done,
-		Failed:   int64(m.failed.len()),
-		Added:    m.added,
-		Bytes:    m.bytes,
-		Workers:  workers,
-		Paused:   m.paused.on,
-		PausedBy: m.paused.by,
-		PausedAt: m.paused.at,
+		NextDue:   nextDue,
+		Pending:   int64(m.pendingLen()) + m.rangeIDs,
+		Leased:    int64(len(m.leases)),
+		Delayed:   int64(len(m.delayed)),
+		Done:      m.done,
+		Failed:    int64(m.failed.len()),
+		Added:     m.added,
+		Bytes:     m.bytes,
+		Unchanged: m.unchanged,
+		Revisits:  int64(len(m.rv.byDue)),
+		Workers:   workers,
+		Paused:    m.paused.on,
+		PausedBy:  m.paused.by,
+		PausedAt:  m.paused.at,
 	}
 	s.LimitReached = m.opts.Limits.Reached(s)
 	return s, nil
@@ -605,7 +617,7 @@ func (m *Tracker) Done(ctx context.Context) (bool, error) {
 	if err := m.usable(ctx); err != nil {
 		return false, err
 	}
-	return m.pendingLen() == 0 && m.rangeIDs == 0 && len(m.leases) == 0 && len(m.delayed) == 0, nil
+	return m.pendingLen() == 0 && m.rangeIDs == 0 && len(m.leases) == 0 && len(m.delayed) == 0 && len(m.rv.byDue) == 0, nil
 }
 
 // Failed implements Tracker.
@@ -637,6 +649,7 @@ func (m *Tracker) Reset(ctx context.Context) error {
 func (m *Tracker) resetTo(fresh *Tracker) {
 	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
 	m.levels, m.extra, m.labels, m.starve = fresh.levels, fresh.extra, fresh.labels, fresh.starve
+	m.rv, m.unchanged = fresh.rv, fresh.unchanged
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.dlyByKey, m.failed, m.workers, m.wstats = fresh.delayed, fresh.dlyByKey, fresh.failed, fresh.workers, fresh.wstats
 	m.added, m.done, m.bytes, m.paused = fresh.added, fresh.done, fresh.bytes, fresh.paused

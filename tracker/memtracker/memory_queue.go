@@ -59,8 +59,12 @@ func (r *ring) each(fn func(queued)) {
 	}
 }
 
-// pendingRange is the uncarved rest of a range: next..hi.
-type pendingRange struct{ next, hi uint64 }
+// pendingRange is the uncarved rest of a range: next..hi. A recrawled
+// range (again) holds done IDs put back to pending: carved without dedup.
+type pendingRange struct {
+	next, hi uint64
+	again    bool
+}
 
 // memLease is a lease held in the in-memory tracker.
 type memLease struct {

@@ -20,6 +20,7 @@ import (
 //	failed    zset   key → failed at (ms)
 //	failinfo  hash   key → "attempts:depth:reason"
 //	stats     hash   counters pending leased delayed done failed added bytes
+//	                 revisits unchanged rvids
 //	fpmeta    hash   fingerprint table state: base, load, level, split, n
 //	crawl     string the crawl record: the crawl's id, written by the first
 //	                 Add or AddRange (SET if missing). A worker remembers the
@@ -55,6 +56,12 @@ import (
 //	                     the workers last booked with: written by ReserveHost
 //	                     only when it changes or every delayRefresh, read by
 //	                     Hosts; it expires delayTTL after it was written
+//	revisits     zset    the revisit index's due seconds: member s, score s·1000
+//	                     (lua/lib.lua: revisit, promote_revisits)
+//	rv:<s>       list    the revisit entries due at second s (a revisit
+//	                     header, then the entry: lua/lib.lua, redis_revisit.go)
+//	rvgone       hash    second → entries of rv:<s> a recrawl --match moved ('' left)
+//	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
 //	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
 //	                     pending), created by the first item of that level
 //	labels       hash    the crawl's label table: name → id, "#<id>" → name,
@@ -161,6 +168,12 @@ func (k crawlKeys) idShard(shard uint64) string {
 func (k crawlKeys) fpBucket(b uint64) string {
 	return k.prefix + "fp:" + strconv.FormatUint(b, 10)
 }
+
+func (k crawlKeys) revisits() string { return k.prefix + "revisits" }
+
+func (k crawlKeys) revisitList(sec string) string { return k.prefix + "rv:" + sec }
+
+func (k crawlKeys) idRanges() string { return k.prefix + "idranges" }
 
 func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
 

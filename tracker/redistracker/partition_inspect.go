@@ -100,7 +100,7 @@ func (pt *Partitioned) Done(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	for _, s := range stats {
-		if s.Pending+s.Leased+s.Delayed > 0 {
+		if s.Pending+s.Leased+s.Delayed+s.Revisits > 0 { // revisits: tracker.Tracker.Done
 			return false, nil
 		}
 	}

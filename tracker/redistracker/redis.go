@@ -270,6 +270,7 @@ var luaFS embed.FS
 // one loaded the same way by loadScripts.
 type scripts struct {
 	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *redis.Script
+	recrawl                                                                                    *redis.Script
 
 	// The dashboard's reads (Inspector.Lookup, FailedPage, Hosts).
 	lookup, failedPage, hosts *redis.Script
@@ -287,7 +288,7 @@ func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) 
 	for name, dst := range map[string]**redis.Script{
 		"add": &s.add, "addrange": &s.addRange, "checkout": &s.checkout, "extend": &s.extend,
 		"complete": &s.complete, "fail": &s.fail, "release": &s.release, "requeue": &s.requeue,
-		"stats": &s.stats, "failed": &s.failed, "hostrate": &s.hostRate,
+		"stats": &s.stats, "failed": &s.failed, "hostrate": &s.hostRate, "recrawl": &s.recrawl,
 		"hostpermit": &s.hostPermit, "hostunpermit": &s.hostUnpermit,
 		"lookup": &s.lookup, "failedpage": &s.failedPage, "hosts": &s.hosts,
 	} {
@@ -377,22 +378,23 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		return tracker.Stats{}, err
 	}
 	v, _ := res.([]any)
-	if len(v) != 11 {
+	if len(v) != 14 {
 		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
-	r.learnID(v[9])
-	n := make([]int64, 9)
+	r.learnID(v[12])
+	n := make([]int64, 12)
 	for i := range n {
 		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
 			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
 	}
-	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Bytes: n[6], Workers: n[7]}
-	if n[8] > 0 {
-		s.NextDue = msTime(n[8])
+	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Bytes: n[6],
+		Revisits: n[7], Unchanged: n[8], Workers: n[10]}
+	if n[11] > 0 {
+		s.NextDue = msTime(n[11])
 	}
 	s.LimitReached = r.opts.Limits.Reached(s)
-	if p, _ := v[10].(string); p != "" {
+	if p, _ := v[13].(string); p != "" {
 		ms, by, _ := strings.Cut(p, ":")
 		at, _ := strconv.ParseInt(ms, 10, 64)
 		s.Paused, s.PausedBy, s.PausedAt = true, by, msTime(at)
@@ -400,10 +402,11 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 	return s, nil
 }
 
-// Done reports whether pending, leased and delayed are all empty.
+// Done reports whether pending, leased and delayed are all empty and no
+// revisit waits.
 func (r *Tracker) Done(ctx context.Context) (bool, error) {
 	s, err := r.Stats(ctx)
-	return err == nil && s.Pending+s.Leased+s.Delayed == 0, err
+	return err == nil && s.Pending+s.Leased+s.Delayed+s.Revisits == 0, err
 }
 
 // Failed lists up to limit dead letters (0: all), oldest first.

@@ -19,7 +19,8 @@ const (
 	tagHugeRange = 4 // TAG_HUGE_RANGE: "lo:hi", IDs >= 2^40 of AddRange
 	tagExt       = 5 // TAG_EXT: "depth:attempts:meta;key", an item with meta
 	tagNamed     = 6 // TAG_NAMED: tagExt with label names, in add arguments only
-	tagMax       = 6 // TAG_MAX: a bare key's first byte is above it
+	tagRevisit   = 7 // TAG_REVISIT: a revisit header before an entry (redis_revisit.go)
+	tagMax       = 7 // TAG_MAX: a bare key's first byte is above it
 
 	// Meta flags (lib.lua: meta's f field).
 	flagValidators = 1 // FLAG_VALIDATORS: validators are kept for the key
@@ -151,5 +152,6 @@ func fpParts(fp tracker.Fingerprint, base uint) (x uint64, member int64) {
 // record: "attempts:depth:#worker:<worker><key>"). complete.lua takes a
 // lease whose stored record equals it as held with one comparison.
 func leaseRecord(l tracker.Lease) string {
-	return strconv.Itoa(l.Attempts) + ":" + strconv.Itoa(l.Depth) + ":" + strconv.Itoa(len(l.Worker)) + ":" + l.Worker + l.Key
+	hdr := revisitHeader(l.Key, l.Visits, l.Validators) // "" for a first visit
+	return strconv.Itoa(l.Attempts) + ":" + strconv.Itoa(l.Depth) + ":" + strconv.Itoa(len(l.Worker)) + ":" + l.Worker + hdr + l.Key
 }

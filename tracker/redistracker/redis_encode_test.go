@@ -14,6 +14,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagRun": strconv.Itoa(tagRun), "tagRange": strconv.Itoa(tagRange), "tagItem": strconv.Itoa(tagItem),
 		"tagHugeRange": strconv.Itoa(tagHugeRange), "tagMax": strconv.Itoa(tagMax),
 		"tagExt": strconv.Itoa(tagExt), "tagNamed": strconv.Itoa(tagNamed),
+		"tagRevisit":     strconv.Itoa(tagRevisit),
 		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
 		"kindID": kindID, "kindFingerprint": kindFingerprint, "codeStateLost": codeStateLost,
 		"workerMemory": strconv.Itoa(workerMemory),

@@ -126,21 +126,27 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			return out, err
 		}
 		v, _ := res.([]any)
-		if len(v) < 2 || (len(v)-2)%4 != 0 || (len(v)-2)/4 > want {
+		if len(v) < 2 || (len(v)-2)%5 != 0 || (len(v)-2)/5 > want {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
-		for i := 2; i+3 < len(v); i += 4 {
+		for i := 2; i+4 < len(v); i += 5 {
 			key, _ := v[i].(string)
 			depth, _ := v[i+1].(int64)
 			attempts, _ := v[i+2].(int64)
 			ms, _ := v[i+3].(string)
+			hdr, _ := v[i+4].(string)
 			m := decodeMeta(ms)
+			visits, validators, err := parseRevisitHeader(hdr)
+			if err != nil {
+				return out, err
+			}
 			out = append(out, tracker.Lease{
 				Item: tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts),
 					Priority: m.priority, Labels: m.labels},
-				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/4]), Deadline: deadline, Visits: m.visits,
+				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/5]), Deadline: deadline,
+				Visits: max(visits, m.visits), Validators: validators,
 			})
 		}
 		more, _ := v[0].(int64)
@@ -222,12 +228,13 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 		return err
 	}
 	for _, c := range cs {
-		if len(args) > 0 && len(args)+6+4*len(c.Discovered) > argsChunk {
+		if len(args) > 0 && len(args)+7+4*len(c.Discovered) > argsChunk {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Lease.Worker, leaseRecord(c.Lease), c.Bytes, len(c.Discovered))
+		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Lease.Worker, leaseRecord(c.Lease), c.Bytes,
+			len(c.Discovered), revisitArg(c))
 		for _, it := range c.Discovered {
 			args = r.appendItem(args, it)
 		}

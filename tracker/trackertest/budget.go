@@ -209,4 +209,5 @@ func RunShared(t *testing.T, shared Shared) {
 		}
 		e.wantStats(counts{Done: 5, Added: 5})
 	})
+	t.Run("RevisitReopen", func(t *testing.T) { testRevisitReopen(t, shared) })
 }

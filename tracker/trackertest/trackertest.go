@@ -126,6 +126,7 @@ func Run(t *testing.T, newTracker Factory) {
 		})
 	}
 	runLimits(t, newTracker)
+	runRevisits(t, newTracker)
 }
 
 // env is one subtest's tracker, clock and helpers (river's testBundle).

@@ -9,7 +9,8 @@
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
--- Returns {more, crawl id, key1, depth1, attempts1, meta1, ...}, the i-th
+-- Returns {more, crawl id, key1, depth1, attempts1, meta1, revisit header1
+--   ('' for none), ...}, the i-th
 --   lease's token is ARGV[14+i] (meta: '' or as lib.lua's meta_out writes
 --   it, label names for ids); more is 1 when the scan budget ran out before n items were found (seen IDs of a
 --   range were skipped): call again; 2 when the crawl is paused (no leases;
@@ -39,6 +40,7 @@ if not id then return redis.error_reply(STATE_LOST) end
 
 requeue_expired(rq)
 promote_delayed(rq)
+promote_revisits(math.max(n, rq))
 
 local out = {0, id}
 if redis.call('EXISTS', KEYS[12]) == 1 then
@@ -62,6 +64,7 @@ if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
 end
 local count = 0
 local recs, zargs, toks = {}, {}, {}
+local HDR = '' -- the revisit header of the entry being leased
 local function lease(key, depth, attempts, meta)
   count = count + 1
   local token = ARGV[14 + count]
@@ -69,19 +72,20 @@ local function lease(key, depth, attempts, meta)
   local r = 2 * count
   recs[r - 1] = token
   if meta then
-    recs[r] = with_meta(make_record(key, depth, attempts), meta)
+    recs[r] = with_meta(make_record(key, depth, attempts, HDR), meta)
     lmove(meta, 'pending', 'leased')
   else
-    recs[r] = make_record(key, depth, attempts)
+    recs[r] = make_record(key, depth, attempts, HDR)
   end
   zargs[r - 1] = deadline
   zargs[r] = token
   toks[count] = token
-  r = 4 * count - 1
+  r = 5 * count - 2
   out[r] = key
   out[r + 1] = depth
   out[r + 2] = attempts
   out[r + 3] = meta and meta_out(meta) or ''
+  out[r + 4] = HDR
 end
 
 local function skipped(k)
@@ -142,6 +146,8 @@ local function take(list, goal)
     local used, rest = 0, nil
     for _, e in ipairs(es) do
       if count >= goal or budget <= 0 then break end
+      HDR = ''
+      if string.byte(e, 1) == TAG_REVISIT then HDR, e = split_revisit(e) end
       local c = string.byte(e, 1)
       if c == TAG_RUN or c == TAG_RANGE or c == TAG_HUGE_RANGE then
         rest = carve(e, goal)

@@ -4,7 +4,11 @@
 -- ARGV: lib.lua's 1-5; then per completion: token, key, worker, record (the
 --   lease's record as checkout wrote it, lib.lua's record; Go's leaseRecord),
 --   bytes (tracker.Completion.Bytes, counted in stats' bytes), m
---   (discoveries), then m × (kind, a, b, entry) as in add.lua.
+--   (discoveries), revisit ('' for a plain completion, else 'u' for a 304,
+--   counted in stats' unchanged, or '-', then the revisit in ms (0: none),
+--   ':' and the next visit's revisit header: redis_revisit.go, revisitArg;
+--   the item is filed in the revisit index, due now + revisit), then m ×
+--   (kind, a, b, entry) as in add.lua.
 -- Returns the keys of the lost leases.
 -- Cost: O(completions + discoveries). A lease whose stored record is the
 --   one the caller sends is held (one string comparison: Lua strings are
@@ -17,7 +21,7 @@ local i = 6
 while i <= #ARGV do
   toks[#toks + 1] = ARGV[i]
   local m = ARGV[i + 5]
-  i = i + 6
+  i = i + 7
   if m ~= '0' then i = i + tonumber(m) * 4 end -- most pages discover nothing new: skip tonumber
 end
 for c = 1, #toks, 1000 do
@@ -35,8 +39,17 @@ while i <= #ARGV do
     local l = held(token, key)
     if l then ok, worker, meta = true, l.worker, l.meta end
   end
-  i = i + 6
+  local rv = ARGV[i + 6]
+  i = i + 7
   if ok then
+    if rv ~= '' then
+      local ms, p = string.match(rv, '^.(%d+):()')
+      if string.byte(rv, 1) == 117 then D.unchanged = D.unchanged + 1 end -- 'u'
+      if ms ~= '0' then -- filed with its depth and meta, from its record
+        local _, d, _, _, mm = parse_record(REC[token])
+        revisit(NOW + tonumber(ms), string.sub(rv, p) .. entry(key, d, 0, mm))
+      end
+    end
     drop_lease(token, worker)
     lmove(meta, 'leased', 'done')
     worker_count(worker, 'done', 1)

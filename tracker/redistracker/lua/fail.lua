@@ -16,7 +16,7 @@ for i = 6, #ARGV, 5 do
     if ARGV[i + 2] == '1' or l.attempts >= MAX_ATTEMPTS then
       to_failed(key, l.depth, l.attempts, ARGV[i + 4], l.meta)
     else
-      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), entry(key, l.depth, l.attempts, l.meta))
+      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), l.hdr .. entry(key, l.depth, l.attempts, l.meta))
       D.delayed = D.delayed + 1
       lmove(l.meta, 'leased', 'delayed')
     end

@@ -33,6 +33,10 @@
 --   TAG_EXT "depth:attempts:meta;key"  an item with meta (below)
 -- TAG_NAMED "depth:attempts:meta;key" is TAG_EXT with label names for IDs:
 -- only in add arguments (Go writes it; add_item stores it as TAG_EXT).
+-- TAG_REVISIT n <n bytes> <entry>: a revisit header before an entry above:
+-- TAG_REVISIT, n, then n bytes only Go encodes and reads (flags, visits,
+-- validators: redis_revisit.go). Lease records carry it before the key; the
+-- revisit index's lists (rv:<s>) hold such entries, attempts 0.
 --
 -- Meta is what an item carries beyond key, depth and attempts, only when it
 -- has some (a crawl without priorities, labels or revisits never writes it):
@@ -54,7 +58,8 @@ local TAG_ITEM = 3       -- Go: tagItem
 local TAG_HUGE_RANGE = 4 -- Go: tagHugeRange
 local TAG_EXT = 5        -- Go: tagExt
 local TAG_NAMED = 6      -- Go: tagNamed
-local TAG_MAX = 6        -- Go: tagMax (a bare key's first byte is above it)
+local TAG_REVISIT = 7    -- Go: tagRevisit
+local TAG_MAX = 7        -- Go: tagMax (a bare key's first byte is above it)
 local FLAG_VALIDATORS = 1 -- Go: flagValidators
 local STARVE_EVERY = 8   -- Go: starveEvery (tracker.StarveEvery)
 local KIND_ID = 'i'      -- Go: kindID (an add argument: numeric ID < 2^40, bitmap dedup)
@@ -78,8 +83,20 @@ local SHARD_BITS = 8144
 local function itoa(n) return string.format('%.0f', n) end
 
 -- D accumulates the counter changes of a script; flush writes them once.
-local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0}
-local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes'}
+local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
+  revisits = 0, unchanged = 0, rvids = 0}
+local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes',
+  'revisits', 'unchanged', 'rvids'}
+
+-- split_revisit splits what starts with a revisit header (TAG_REVISIT, n,
+-- n bytes) at position p (default 1) into the header and the rest; '' and
+-- the whole for anything else.
+local function split_revisit(s, p)
+  p = p or 1
+  if string.byte(s, p) ~= TAG_REVISIT then return '', string.sub(s, p) end
+  local e = p + 1 + string.byte(s, p + 1)
+  return string.sub(s, p, e), string.sub(s, e + 1)
+end
 
 -- ---- meta (priority, labels, visits, flags) ----
 
@@ -137,7 +154,7 @@ end
 -- costly part of a record.
 local function record_head(worker)
   local heads, wlen = {}, ':' .. itoa(#worker) .. ':' .. worker
-  return function(key, depth, attempts)
+  return function(key, depth, attempts, hdr)
     local byd = heads[depth]
     if not byd then
       byd = {}
@@ -148,6 +165,7 @@ local function record_head(worker)
       h = itoa(attempts) .. ':' .. itoa(depth) .. wlen
       byd[attempts] = h
     end
+    if hdr and hdr ~= '' then return h .. hdr .. key end
     return h .. key
   end
 end
@@ -157,7 +175,8 @@ local function parse_record(rec)
   rec, meta = split_meta(rec)
   local a, d, n, p = string.match(rec, '^(%d+):(%d+):(%d+):()')
   n = tonumber(n)
-  return string.sub(rec, p + n), tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1), meta
+  local hdr, key = split_revisit(rec, p + n)
+  return key, tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1), meta, hdr
 end
 
 -- ---- labels: the crawl's table (derived key labels: name -> id, '#'<id> ->
@@ -249,6 +268,10 @@ end
 
 -- level_of is the priority of an entry (0 unless TAG_EXT) and its meta.
 local function level_of(e)
+  if string.byte(e, 1) == TAG_REVISIT then
+    local _
+    _, e = split_revisit(e)
+  end
   if string.byte(e, 1) ~= TAG_EXT then return 0, nil end
   local _, _, _, m = parse_ext(e)
   return m.p, m
@@ -284,9 +307,9 @@ local function held(token, key)
   local rec = REC[token]
   if rec == nil then rec = redis.call('HGET', K_LEASE, token) end
   if not rec then return nil end
-  local k, d, a, w, m = parse_record(rec)
+  local k, d, a, w, m, h = parse_record(rec)
   if k ~= key then return nil end
-  return {key = k, depth = d, attempts = a, worker = w, meta = m}
+  return {key = k, depth = d, attempts = a, worker = w, meta = m, hdr = h}
 end
 
 -- call_multi runs cmd key args... in chunks (Lua's unpack has a stack limit);
@@ -667,13 +690,13 @@ local function requeue_token(token)
     redis.call('ZREM', K_LEASES, token)
     return 0
   end
-  local key, depth, attempts, worker, meta = parse_record(rec)
+  local key, depth, attempts, worker, meta, hdr = parse_record(rec)
   drop_lease(token, worker)
   worker_count(worker, 'expired', 1)
   if attempts >= MAX_ATTEMPTS then
     to_failed(key, depth, attempts, 'lease expired', meta)
   else
-    pend(entry(key, depth, attempts, meta), meta and meta.p or 0, true)
+    pend(hdr .. entry(key, depth, attempts, meta), meta and meta.p or 0, true)
     lmove(meta, 'leased', 'pending')
   end
   return 1
@@ -699,6 +722,62 @@ local function promote_delayed(limit)
   end
   D.delayed = D.delayed - #due
   return #due
+end
+
+-- ---- the revisit index (keys.go: revisits, rv:<second>) ----
+-- Done items due again wait in one list per due second, rv:<s>, of revisit
+-- entries (a TAG_REVISIT header, then the entry, attempts 0); the zset
+-- revisits orders the seconds (member s, score its ms). '' in a list is an
+-- entry a recrawl --match already moved (hash rvgone: second -> how many).
+-- stats: revisits counts the entries, rvids those of numeric IDs below
+-- 2^40 (header flag bit 0). Their labels count as done.
+local K_REVISITS = PREFIX .. 'revisits'
+
+-- is_id says whether a revisit entry (or header) is a numeric ID below 2^40.
+local function is_id(e) return string.byte(e, 3) % 2 == 1 end
+
+-- revisit files a done item in the index, due at due_ms (rounded up to the
+-- second); e is its revisit entry (the header, then the entry, attempts 0).
+local function revisit(due_ms, e)
+  local sec = math.ceil(due_ms / 1000)
+  local s = itoa(sec)
+  redis.call('RPUSH', PREFIX .. 'rv:' .. s, e)
+  redis.call('ZADD', K_REVISITS, 'NX', itoa(sec * 1000), s)
+  D.revisits = D.revisits + 1
+  if is_id(e) then D.rvids = D.rvids + 1 end
+end
+
+-- revisit_pend moves revisit entry e (not '') from the index to pending.
+local function revisit_pend(e)
+  local p, m = level_of(e)
+  pend(e, p, false)
+  lmove(m, 'done', 'pending')
+  if is_id(e) then D.rvids = D.rvids - 1 end
+  D.revisits = D.revisits - 1
+  D.done = D.done - 1
+end
+
+-- promote_revisits moves up to limit due revisits to pending: a few calls
+-- per due second, O(limit).
+local function promote_revisits(limit)
+  local moved = 0
+  while moved < limit do
+    local b = redis.call('ZRANGEBYSCORE', K_REVISITS, '-inf', ARGV[2], 'LIMIT', 0, 1)
+    if #b == 0 then break end
+    local k = PREFIX .. 'rv:' .. b[1]
+    local es = redis.call('LPOP', k, limit - moved)
+    if not es or #es < limit - moved then
+      redis.call('ZREM', K_REVISITS, b[1])
+      redis.call('HDEL', PREFIX .. 'rvgone', b[1])
+    end
+    if es then
+      for _, e in ipairs(es) do
+        if e ~= '' then revisit_pend(e) end
+      end
+      moved = moved + #es
+    end
+  end
+  return moved
 end
 
 local function flush()

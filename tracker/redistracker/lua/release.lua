@@ -10,7 +10,7 @@ for i = 6, #ARGV, 2 do
   local l = held(ARGV[i], ARGV[i + 1])
   if l then
     drop_lease(ARGV[i], l.worker)
-    pend(entry(l.key, l.depth, l.attempts - 1, l.meta), l.meta and l.meta.p or 0, true)
+    pend(l.hdr .. entry(l.key, l.depth, l.attempts - 1, l.meta), l.meta and l.meta.p or 0, true)
     lmove(l.meta, 'leased', 'pending')
   else
     lost[#lost + 1] = ARGV[i + 1]

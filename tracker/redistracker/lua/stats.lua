@@ -1,12 +1,13 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
 -- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl, 11 paused.
 -- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
--- Returns {pending, leased, delayed, done, failed, added, bytes, workers, next due,
---   crawl id, paused ("<ms>:<by>" or '')} as strings; next due is the first delayed entry's due time
+-- Returns {pending, leased, delayed, done, failed, added, bytes, revisits,
+--   unchanged, rvids, workers, next due, crawl id, paused ("<ms>:<by>" or '')}
+--   as strings; next due is the first delayed entry's or revisit's due time
 --   (ms), 0 if none. STATE_LOST when the crawl's state vanished (Done reads
 --   these counters: all zero then must not pass for a finished crawl). It
 --   writes nothing.
--- Cost: O(log(workers) + log(delayed)): counters are maintained by the other
+-- Cost: O(log(workers) + log(delayed) + log(revisit seconds)): counters are maintained by the other
 -- scripts, and the delayed zset's first entry is read without a scan.
 local id = redis.call('GET', K_CRAWL)
 if ARGV[6] ~= '' and id ~= ARGV[6] then return redis.error_reply(STATE_LOST) end
@@ -15,7 +16,10 @@ local out = {}
 for i = 1, #STAT_FIELDS do out[i] = v[i] or '0' end
 out[#out + 1] = tostring(redis.call('ZCOUNT', K_WORKERS, '(' .. ARGV[2], '+inf'))
 local first = redis.call('ZRANGE', K_DELAYED, 0, 0, 'WITHSCORES')
-out[#out + 1] = first[2] or '0'
+local rv = redis.call('ZRANGE', PREFIX .. 'revisits', 0, 0, 'WITHSCORES')
+local due = first[2]
+if rv[2] and (not due or tonumber(rv[2]) < tonumber(due)) then due = rv[2] end
+out[#out + 1] = due or '0'
 out[#out + 1] = id or ''
 out[#out + 1] = redis.call('GET', KEYS[11]) or ''
 return out
