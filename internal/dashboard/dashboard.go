@@ -207,7 +207,7 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 		code = http.StatusNotFound
 	case errors.Is(err, tracker.ErrReadOnly):
 		code = http.StatusForbidden
-	case errors.Is(err, errBadRequest), errors.Is(err, tracker.ErrBadWorker):
+	case errors.Is(err, errBadRequest), errors.Is(err, tracker.ErrBadWorker), errors.Is(err, tracker.ErrInvalidArgument), errors.Is(err, tracker.ErrInvalidItem):
 		code = http.StatusBadRequest
 	}
 	writeJSON(w, code, map[string]string{"error": msg})

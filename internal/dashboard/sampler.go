@@ -137,7 +137,9 @@ func (s *Server) tick(ctx context.Context, now time.Time) {
 	} else if err == nil && left == 0 && st.Added > 0 {
 		snap.ETA = 0
 	}
-	snap.Series = r.series(10)
+	// At most ~360 points: a step of one sample while the ring is young,
+	// 10 once it holds the hour.
+	snap.Series = r.series(max(1, (r.n+359)/360))
 	b, jerr := json.Marshal(snap)
 	if jerr == nil {
 		s.snap = b

@@ -106,10 +106,13 @@
   function chart(points) {
     const w = 720, h = 140;
     const maxY = Math.max(1, ...points.map((p) => p[1]));
-    const t1 = points.length ? points[points.length - 1][0] : 0, t0 = t1 - 3600;
+    // The x axis spans the samples (the last hour at most, a minute at least).
+    const t1 = points.length ? points[points.length - 1][0] : 0;
+    const span = Math.max(60, points.length ? t1 - points[0][0] : 0);
     $('chart-line').setAttribute('points', points.map((p) =>
-      ((p[0] - t0) / 3600 * w).toFixed(1) + ',' + (h - 4 - p[1] / maxY * (h - 8)).toFixed(1)).join(' '));
+      (w - (t1 - p[0]) / span * w).toFixed(1) + ',' + (h - 4 - p[1] / maxY * (h - 8)).toFixed(1)).join(' '));
     set('chart-max', maxY.toFixed(1));
+    set('chart-span', span >= 3600 ? 'the last hour' : 'the last ' + dur(span));
   }
 
   function workers(ws, now) {
