@@ -97,7 +97,7 @@ func run(ctx context.Context, scale int, only string) error {
 	}{
 		{"rangeseed", b.rangeSeed}, {"iddedup", b.idDedup}, {"urldedup", b.urlDedupAndCheckout},
 		{"urlpending", b.urlPending}, {"requeue", b.requeueFlatness}, {"lifecycle", b.lifecycle},
-		{"lifesplit", b.lifecycleSplit},
+		{"lifesplit", b.lifecycleSplit}, {"dashboards", b.dashboards},
 	}
 	ran := false
 	for _, step := range steps {
