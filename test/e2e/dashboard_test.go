@@ -152,3 +152,42 @@ func readFile(t *testing.T, path string) string {
 	}
 	return string(b)
 }
+
+// TestCrawlDashboard: `crawl --dashboard` serves the one-process crawl's
+// dashboard while it runs, on the memory tracker, and refuses an address
+// beyond loopback without a token before any work.
+func TestCrawlDashboard(t *testing.T) {
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 60, Broken: 2, Latency: 200 * time.Millisecond})
+	dir := t.TempDir()
+	cfg := crawlConfig{Scraper: linkScraper(site), Saver: "saver: {kind: none}",
+		Tracker: "tracker: {max_attempts: 1}", Fetch: "fetch: {concurrency: 2, per_host_concurrency: 2, timeout: 10s}"}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "crawl", "-c", cfg, "--no-progress", "--dashboard", "0.0.0.0:0"); r.Code != 2 || !strings.Contains(r.Stderr, "needs a token") || site.Total() != 0 {
+		t.Fatalf("crawl --dashboard beyond loopback without a token: %s (%d requests)", r, site.Total())
+	}
+	p := cmd.Start(t, "crawl", "-c", cfg, "--no-progress", "--dashboard", "127.0.0.1:0")
+	line := regexp.MustCompile(`dashboard: (http://127\.0\.0\.1:\d+/)`)
+	var u string
+	testbin.WaitFor(t, time.Minute, "the dashboard's address", func() bool {
+		if m := line.FindStringSubmatch(p.Stdout()); m != nil {
+			u = m[1]
+		}
+		return u != "" || p.Exited()
+	})
+	if u == "" {
+		t.Fatalf("no dashboard: %s", p.Wait(t, time.Second))
+	}
+	c := &http.Client{Timeout: 10 * time.Second}
+	var state string
+	testbin.WaitFor(t, time.Minute, "the dashboard to show pages done", func() bool {
+		code, body := get(t, c, u+"api/state", "")
+		state = body
+		return code == 200 && !strings.Contains(body, `"done":0,`) && strings.Contains(body, `"done":`)
+	})
+	if code, body := get(t, c, u, ""); code != 200 || !strings.Contains(body, `id="pause"`) {
+		t.Errorf("the page: %d %.300s", code, body)
+	}
+	if r := p.Wait(t, runTimeout); r.Code != 0 || !strings.Contains(r.Stdout, "crawl done") {
+		t.Fatalf("crawl: %s\nlast state: %s", r, state)
+	}
+}
