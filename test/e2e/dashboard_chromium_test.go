@@ -146,7 +146,7 @@ func count(s string) int64 {
 func TestDashboardInChromium(t *testing.T) {
 	browser := browserOrSkip(t)
 	const ttl = 2 * time.Second
-	site := fixturesite.Start(t, fixturesite.Options{Pages: 500, Broken: 25, Latency: 100 * time.Millisecond})
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 1000, Broken: 50, Latency: 100 * time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{
