@@ -74,10 +74,13 @@ func (b *bench) dashboards(scale int) error {
 	}
 	fmt.Printf("# dashboards: %d items pending; the crawl took %d items through in %s, redis-server CPU %.3fs; %d open dashboards %.3fs\n",
 		n, items, dashWindow, crawlCPU, dashCount, dashCPU)
-	// Redis CPU of 10 open dashboards, as a fraction of one core and of
-	// the CPU a crawl at full speed takes in the same time.
-	fmt.Printf("dashboard_redis_cpu_core: %.4f\n", dashCPU/dashWindow.Seconds())
-	fmt.Printf("dashboard_redis_cpu_share: %.4f\n", dashCPU/crawlCPU)
+	// The Redis CPU of 10 open dashboards as a fraction of one core: what
+	// they add to any crawl, however fast it goes (the goal: under
+	// 5%). Beside the CPU of this crawl at full speed, which depends on how
+	// much CPU the machine leaves this program (0.016 with the crawl at
+	// 19k items/s, 0.049 at 7k on a loaded machine).
+	fmt.Printf("dashboard_redis_cpu_share: %.4f\n", dashCPU/dashWindow.Seconds())
+	fmt.Printf("dashboard_redis_cpu_vs_crawl: %.4f\n", dashCPU/crawlCPU)
 	return tr.Reset(b.ctx)
 }
 
