@@ -1,8 +1,9 @@
 -- hostpermit.lua: take one of a host's permits for the whole fleet, so N
 -- workers together keep at most `limit` requests in flight to the host
 -- (fetch.per_host_concurrency), not N times it. A permit expires on its own:
--- a killed worker's permits come back after their ttl. Loaded after lib.lua
--- like every script, but it uses none of lib's keys: it is not a life-cycle
+-- a killed worker's permits come back after their ttl. Standalone (redis.go):
+-- loaded without lib.lua, whose top level would cost this
+-- one-call-per-request script 4/5 of its Redis CPU; it is not a life-cycle
 -- operation.
 --
 -- KEYS[1]  <prefix>conc:<host>   zset: permit id -> expiry, µs of the Redis clock

@@ -1,7 +1,8 @@
 -- hostrate.lua: book the next request slot of one host for the whole fleet.
 -- One "next free slot" time per host (GCRA), so N workers together keep one
--- per-host rate instead of N times it. Loaded after lib.lua like every script,
--- but it uses none of lib's keys: it is not a life-cycle operation.
+-- per-host rate instead of N times it. Standalone (redis.go): loaded without
+-- lib.lua, whose top level would cost this one-call-per-request script 4/5 of
+-- its Redis CPU; it is not a life-cycle operation.
 --
 -- KEYS[1]  <prefix>rate:<host>   string: the host's next free slot, µs of the Redis clock
 -- ARGV     lib.lua's 1-5 (unused: NOW is the worker's clock, see Clock below);
