@@ -20,6 +20,7 @@ import (
 type crawlEnv struct {
 	self       string // this program, re-run for the colly and loadgen clients
 	distscrape string // the distscrape binary
+	baseline   string // when set, another distscrape binary whose Redis fleet runs beside (-baseline)
 	site       *fixturesite.Site
 	base       string
 	pages      int // pages the site has, "/" included
@@ -41,13 +42,22 @@ type crawler struct {
 	run     func(ctx context.Context, e *crawlEnv, out string) error
 }
 
-func crawlers() []crawler {
-	return []crawler{
+// crawlers are the contenders; the first four in this order (the goals
+// read them by index), then the baseline's Redis fleet when there is one.
+func crawlers(baseline string) []crawler {
+	cs := []crawler{
 		{name: "server ceiling (load generator)", ceiling: true, run: runLoadgen},
 		{name: "Colly v2", run: runColly},
 		{name: "distscrape crawl (memory tracker)", run: runDistscrapeMemory},
 		{name: "distscrape seed + 2 workers (Redis tracker)", run: runDistscrapeRedis},
 	}
+	if baseline != "" {
+		cs = append(cs, crawler{name: "baseline " + filepath.Base(baseline) + ": seed + 2 workers (Redis tracker)",
+			run: func(ctx context.Context, e *crawlEnv, out string) error {
+				return e.runRedisFleet(ctx, e.baseline, out)
+			}})
+	}
+	return cs
 }
 
 // measure runs one crawler once against a fresh output directory and checks
@@ -116,20 +126,25 @@ func runDistscrapeMemory(ctx context.Context, e *crawlEnv, out string) error {
 // half the concurrency each, so the fleet has as many requests in flight as
 // every other crawler.
 func runDistscrapeRedis(ctx context.Context, e *crawlEnv, out string) error {
+	return e.runRedisFleet(ctx, e.distscrape, out)
+}
+
+// runRedisFleet is runDistscrapeRedis with the binary bin.
+func (e *crawlEnv) runRedisFleet(ctx context.Context, bin, out string) error {
 	crawl := fmt.Sprintf("bench-%d", e.runs)
 	defer flushDB(context.WithoutCancel(ctx), e.redis.addr(), dbDistscrape)
 	cfg, err := e.config(out, "redis", crawl, e.conc/2, e.conc)
 	if err != nil {
 		return err
 	}
-	if err := e.exec(ctx, e.distscrape, "seed", "-c", cfg); err != nil {
+	if err := e.exec(ctx, bin, "seed", "-c", cfg); err != nil {
 		return err
 	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
 		wg.Go(func() {
-			errs[i] = e.exec(ctx, e.distscrape, "worker", "-c", cfg, "--id", fmt.Sprintf("w%d", i+1), "--no-progress")
+			errs[i] = e.exec(ctx, bin, "worker", "-c", cfg, "--id", fmt.Sprintf("w%d", i+1), "--no-progress")
 		})
 	}
 	wg.Wait()

@@ -44,6 +44,7 @@ func main() {
 
 type options struct {
 	distscrape string
+	baseline   string
 	pages      int
 	rounds     int
 	conc       int
@@ -58,6 +59,7 @@ func driverMain(args []string) error {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	var o options
 	fs.StringVar(&o.distscrape, "distscrape", "bin/distscrape", "the distscrape binary (make build)")
+	fs.StringVar(&o.baseline, "baseline", "", "another distscrape binary (an older build): its Redis fleet is measured beside, in the same rounds")
 	fs.IntVar(&o.pages, "pages", 20000, "pages of the fixture site")
 	fs.IntVar(&o.rounds, "rounds", 3, "runs of each contender; the figure is their median")
 	fs.IntVar(&o.conc, "concurrency", 64, "requests in flight per crawler")
@@ -146,7 +148,15 @@ func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, 
 		return nil, err
 	}
 	defer site.Close()
-	e := &crawlEnv{self: self, distscrape: bin, site: site, base: base, pages: o.pages,
+	if o.baseline != "" {
+		if o.baseline, err = filepath.Abs(o.baseline); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(o.baseline); err != nil {
+			return nil, fmt.Errorf("-baseline: %w", err)
+		}
+	}
+	e := &crawlEnv{self: self, distscrape: bin, baseline: o.baseline, site: site, base: base, pages: o.pages,
 		expect: len(site.Pages()), redis: rs, work: work, conc: o.conc}
 	var goals []goal
 	for _, lat := range []time.Duration{0, o.latency} {
@@ -154,7 +164,7 @@ func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, 
 			break // -latency 0: no second scenario
 		}
 		site.SetLatency(lat)
-		cs := crawlers()
+		cs := crawlers(o.baseline)
 		figs := make([]*figure, len(cs))
 		for i, c := range cs {
 			figs[i] = &figure{name: c.name}
@@ -253,7 +263,7 @@ func profileCrawl(ctx context.Context, w io.Writer, e *crawlEnv, dir string) err
 	e.site.SetLatency(0)
 	e.profileDir = dir
 	defer func() { e.profileDir = "" }()
-	if _, err := e.measure(ctx, crawlers()[2]); err != nil {
+	if _, err := e.measure(ctx, crawlers("")[2]); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\n### Profiles of one distscrape crawl (in %s)\n", dir)
