@@ -1,0 +1,81 @@
+package e2e
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/test/fixturesite"
+	"github.com/distscrape/distscrape/test/testbin"
+)
+
+// TestRecrawlRange: `recrawl` of a finished range crawl puts every done ID
+// back to pending in batches, the next crawl fetches each once more, and
+// dedup is intact (the IDs the pages name again are not added again);
+// --match recrawls only the keys it matches; a bad --match or --batch is a
+// usage error.
+func TestRecrawlRange(t *testing.T) {
+	const ids = 30
+	site := fixturesite.Start(t, fixturesite.Options{IDs: ids})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, state: state/crawl.state, batch: 8}",
+		Scraper: fmt.Sprintf("scraper: {kind: id, download_url_fmt: %q, id_regex: 'data-id=\"(\\d+)\"'}", site.ItemURLFormat()),
+		Saver:   "saver: {kind: none}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, time.Minute, "seed", "-c", cfg, "--range", fmt.Sprintf("1-%d", ids)); r.Code != 0 {
+		t.Fatalf("seed --range: %s", r)
+	}
+	if r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg); r.Code != 1 || !strings.Contains(r.Stderr, "nothing pending") {
+		t.Errorf("recrawl of a range crawl not finished: %s", r)
+	}
+	fetches := func(want int64) {
+		t.Helper()
+		for id := 1; id <= ids; id++ {
+			if n := site.Requests(fixturesite.ItemPath(id)); n != want {
+				t.Errorf("item %d fetched %d times, want %d", id, n, want)
+			}
+		}
+	}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	fetches(1)
+	for _, bad := range [][]string{{"--match", "("}, {"--batch", "0"}, {"extra"}} {
+		if r := cmd.Run(t, time.Minute, append([]string{"recrawl", "-c", cfg}, bad...)...); r.Code != 2 {
+			t.Errorf("recrawl %q: %s", bad, r)
+		}
+	}
+	r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg, "--batch", "7")
+	if r.Code != 0 || !strings.Contains(r.Stdout, fmt.Sprintf("recrawl started: %d done items back to pending", ids)) {
+		t.Fatalf("recrawl: %s", r)
+	}
+	if st := status(t, cmd, cfg); st.Pending != ids || st.Added != ids || st.Done != 0 {
+		t.Fatalf("status after recrawl: %+v", st)
+	}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+		t.Fatalf("crawl after recrawl: %s", r)
+	}
+	fetches(2)
+	if st := status(t, cmd, cfg); st.Done != ids || st.Added != ids {
+		t.Fatalf("status after the second pass: %+v (dedup must keep added at %d)", st, ids)
+	}
+	r = cmd.Run(t, time.Minute, "recrawl", "-c", cfg, "--match", `^1\d$`)
+	if r.Code != 0 || !strings.Contains(r.Stdout, "recrawl started: 10 done items back to pending") {
+		t.Fatalf("recrawl --match: %s", r)
+	}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+		t.Fatalf("crawl after recrawl --match: %s", r)
+	}
+	for id := 1; id <= ids; id++ {
+		want := int64(2)
+		if id >= 10 && id <= 19 {
+			want = 3
+		}
+		if n := site.Requests(fixturesite.ItemPath(id)); n != want {
+			t.Errorf("item %d fetched %d times, want %d", id, n, want)
+		}
+	}
+}
