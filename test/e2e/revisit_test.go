@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
@@ -27,17 +28,24 @@ import (
 // version and the old one is kept (the file saver under
 // .distscrape/versions/, the tar saver as an earlier entry); the labels
 // rule's label is in the file saver's manifest and the tar PAX headers.
+// A one-process crawl on the memory tracker and a worker on Redis run it.
 func TestRevisitConditional(t *testing.T) {
-	for _, sv := range []struct{ name, yaml string }{
-		{"file", "saver: {kind: file, dir: out, layout: mirror}"},
-		{"tar", "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar'}"},
+	for _, sv := range []struct{ name, tracker, yaml string }{
+		{"file", "memory", "saver: {kind: file, dir: out, layout: mirror}"},
+		{"tar", "memory", "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar'}"},
+		{"tar", "redis", "saver: {kind: tar, path: 'out/{crawl}-{worker}.tar'}"},
 	} {
-		t.Run(sv.name, func(t *testing.T) {
+		t.Run(sv.name+"/"+sv.tracker, func(t *testing.T) {
 			const pages = 4 // 0 and 2 never change, 1 and 3 change at site.Change
 			site := fixturesite.Start(t, fixturesite.Options{Pages: 2, Changing: pages, LogRequests: true})
 			dir := t.TempDir()
+			trackerYAML, command := "tracker: {kind: memory, batch: 4}", "crawl"
+			if sv.tracker == "redis" {
+				rs := redistest.Start(t, redistest.Options{})
+				trackerYAML, command = fmt.Sprintf("tracker: {kind: redis, url: %q, batch: 4}", rs.URL(0)), "worker"
+			}
 			cfg := crawlConfig{
-				Tracker: "tracker: {kind: memory, batch: 4}",
+				Tracker: trackerYAML,
 				Scraper: fmt.Sprintf(`scraper:
   kind: link
   seeds: [%q]
@@ -46,7 +54,7 @@ func TestRevisitConditional(t *testing.T) {
 				Fetch: "fetch: {concurrency: 2, per_host_concurrency: 2, timeout: 10s}",
 				Saver: sv.yaml,
 			}.write(t, dir)
-			crawl := testbin.Cmd{Dir: dir}.Start(t, "crawl", "-c", cfg, "--no-progress")
+			crawl := testbin.Cmd{Dir: dir}.Start(t, command, "-c", cfg, "--no-progress")
 
 			// seen reports whether page n got, after log entry from, a
 			// conditional request carrying the ETag of version v answered
