@@ -83,7 +83,7 @@ type hostCache struct {
 	hosts []tracker.HostStats
 }
 
-const hostsTTL = 5 * time.Second
+const hostsTTL = 2 * time.Second
 
 // hostsView answers the busiest hosts: ?n= (default 20, at most 100).
 func (s *Server) hostsView(w http.ResponseWriter, r *http.Request) {
