@@ -69,7 +69,7 @@ func TestOperatorCommands(t *testing.T) {
 func TestHelpAndVersion(t *testing.T) {
 	cmd := testbin.Cmd{Dir: t.TempDir()}
 	r := cmd.Run(t, time.Minute, "--help")
-	for _, c := range []string{"crawl", "seed", "worker", "requeue", "pause", "resume", "status", "failed", "lookup", "recrawl", "reset", "check", "version"} {
+	for _, c := range []string{"crawl", "seed", "worker", "requeue", "pause", "resume", "status", "failed", "lookup", "recrawl", "dashboard", "reset", "check", "version"} {
 		if r.Code != 0 || !strings.Contains(r.Stdout, "\n   "+c+" ") {
 			t.Errorf("--help (exit %d) does not list %s:\n%s", r.Code, c, r.Stdout)
 		}
