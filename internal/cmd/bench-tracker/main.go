@@ -30,7 +30,7 @@ import (
 func main() {
 	scale := flag.Int("scale", 10_000_000, "items of the large figures (the issue's goals are at 10^7)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this program here")
-	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle or lifesplit (seconds instead of minutes)")
+	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle, lifesplit or revisit (seconds instead of minutes)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -97,7 +97,7 @@ func run(ctx context.Context, scale int, only string) error {
 	}{
 		{"rangeseed", b.rangeSeed}, {"iddedup", b.idDedup}, {"urldedup", b.urlDedupAndCheckout},
 		{"urlpending", b.urlPending}, {"requeue", b.requeueFlatness}, {"lifecycle", b.lifecycle},
-		{"lifesplit", b.lifecycleSplit}, {"dashboards", b.dashboards},
+		{"lifesplit", b.lifecycleSplit}, {"dashboards", b.dashboards}, {"revisit", b.revisitOverhead},
 	}
 	ran := false
 	for _, step := range steps {
