@@ -30,7 +30,7 @@ import (
 func main() {
 	scale := flag.Int("scale", 10_000_000, "items of the large figures (the issue's goals are at 10^7)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this program here")
-	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle, lifesplit or revisit (seconds instead of minutes)")
+	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle, lifesplit, dashboards or revisit (seconds instead of minutes)")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
