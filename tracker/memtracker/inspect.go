@@ -58,6 +58,13 @@ func (m *Tracker) Lookup(ctx context.Context, key string) (tracker.ItemState, er
 	if !m.seen.has(key) {
 		return tracker.ItemState{}, fmt.Errorf("memtracker: lookup %q: %w", key, tracker.ErrNotFound)
 	}
+	if e := m.rv.byKey[key]; e != nil { // done, due for a revisit
+		st.State, st.Depth, st.Due = tracker.StateDone, int(e.item.depth), e.due
+		if e.x != nil {
+			st.Priority, st.Labels = int(e.x.prio), m.labels.namesOf(e.x.labels)
+		}
+		return st, nil
+	}
 	if q, ok := m.pendingHead(key); ok {
 		st.State, st.Depth, st.Attempts = tracker.StatePending, int(q.depth), int(q.attempts)
 		return m.withMetaState(st), nil

@@ -51,6 +51,9 @@ func TestJournalRevisits(t *testing.T) {
 			t.Fatalf("checkout after a minute: %+v, want b's revisit", ls)
 		}
 		mustOK(t, m.Fail(ctx, []tracker.Failure{{Lease: ls[0], Reason: "503"}}))
+		if st, err := m.Lookup(ctx, "a"); err != nil || st.State != tracker.StateDone || !st.Due.Equal(clock.Now().Add(59*time.Minute)) {
+			t.Fatalf("Lookup(a), waiting for its revisit: %+v, %v; want done, due at its revisit", st, err)
+		}
 		before, err := m.Stats(ctx)
 		mustOK(t, err)
 		mustOK(t, m.Close())

@@ -59,7 +59,10 @@ import (
 //	revisits     zset    the revisit index's due seconds: member s, score s·1000
 //	                     (lua/lib.lua: revisit, promote_revisits)
 //	rv:<s>       list    the revisit entries due at second s (a revisit
-//	                     header, then the entry: lua/lib.lua, redis_revisit.go)
+//	                     header, then the entry: lua/lib.lua, redis_revisit.go);
+//	                     with a 15-byte ETag and a Last-Modified an entry costs
+//	                     28 B beyond a done item and its key
+//	                     (bench-tracker revisit_overhead_bytes)
 //	rvgone       hash    second → entries of rv:<s> a recrawl --match moved ('' left)
 //	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
 //	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
