@@ -101,7 +101,11 @@ func serveDashboard(ctx context.Context, ln net.Listener, cfg *config.Config, tr
 		mh = newMetrics(cfg.Crawl, "dashboard", tr, true).Handler()
 	}
 	srv, err := dashboard.New(dashboard.Config{Inspector: tr, Crawl: cfg.Crawl, Token: cfg.Dashboard.Token,
-		ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl)})
+		ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl),
+		Normalize: func(raw string) (string, error) { // as distscrape lookup reads a key
+			it, err := cfg.Scraper.SeedItem(raw)
+			return it.Key, err
+		}})
 	if err != nil {
 		return err
 	}

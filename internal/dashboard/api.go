@@ -129,6 +129,14 @@ func (s *Server) lookup(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, fmt.Errorf("%w: give the URL or ID to look up", errBadRequest))
 		return
 	}
+	if s.cfg.Normalize != nil {
+		k, err := s.cfg.Normalize(key)
+		if err != nil {
+			s.fail(w, fmt.Errorf("%w: %w", errBadRequest, err))
+			return
+		}
+		key = k
+	}
 	st, err := s.cfg.Inspector.Lookup(r.Context(), key)
 	if err != nil {
 		s.fail(w, err)

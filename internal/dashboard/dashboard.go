@@ -54,6 +54,9 @@ type Config struct {
 	// Redact hides secrets in what a page shows (dead letters' keys and
 	// reasons, errors); nil shows them as they are.
 	Redact func(string) string
+	// Normalize turns what an operator typed into the item's key, as seed
+	// and lookup do (a URL's host lower-cased...); nil keeps it as typed.
+	Normalize func(string) (string, error)
 	// Metrics, when set, is served at /metrics (behind the token).
 	Metrics  http.Handler
 	Interval time.Duration // default DefaultInterval

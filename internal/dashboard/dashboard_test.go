@@ -414,3 +414,29 @@ func TestNewNeedsInspector(t *testing.T) {
 		t.Fatal("New without an Inspector succeeded")
 	}
 }
+
+// TestLookupNormalizes: the lookup reads what an operator typed as seed and
+// distscrape lookup do (Config.Normalize), and a key it refuses is a 400.
+func TestLookupNormalizes(t *testing.T) {
+	b := setup(t, Config{Crawl: "c", Normalize: func(raw string) (string, error) {
+		if strings.TrimSpace(raw) == "" {
+			return "", errors.New("empty key")
+		}
+		return strings.ToLower(raw), nil
+	}})
+	b.deadLetter(t, "http://example.org/a", "boom")
+	for _, tc := range []struct {
+		key   string
+		code  int
+		state string
+	}{
+		{"http://EXAMPLE.org/a", http.StatusOK, `"state":"failed"`},
+		{"http://example.org/a", http.StatusOK, `"state":"failed"`},
+		{"   ", http.StatusBadRequest, "empty key"},
+	} {
+		res, body := do(t, "GET", b.url+"/api/lookup?key="+url.QueryEscape(tc.key), "", nil)
+		if res.StatusCode != tc.code || !strings.Contains(body, tc.state) {
+			t.Errorf("lookup %q: %d %s, want %d with %s", tc.key, res.StatusCode, body, tc.code, tc.state)
+		}
+	}
+}
