@@ -169,10 +169,19 @@ end
 
 if n > 0 then
   local c = redis.call('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+  -- A crawl that never used a priority has none of the fields: one pass
+  -- over nils, and the plain path.
+  local used = next(PD) ~= nil
+  for p = 3, 11 do
+    if used then break end
+    used = c[p] ~= false
+  end
   local counts, above = {}, 0
-  for p = 1, 9 do
-    counts[p] = math.max(0, tonumber(c[p + 2] or '0') + (PD['p' .. itoa(p)] or 0))
-    above = above + counts[p]
+  if used then
+    for p = 1, 9 do
+      counts[p] = math.max(0, tonumber(c[p + 2] or '0') + (PD[P_FIELDS[p]] or 0))
+      above = above + counts[p]
+    end
   end
   if above == 0 then
     take(K_PENDING, n)

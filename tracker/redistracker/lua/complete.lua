@@ -51,7 +51,7 @@ while i <= #ARGV do
       end
     end
     drop_lease(token, worker)
-    lmove(meta, 'leased', 'done')
+    if meta then lmove(meta, 'leased', 'done') end
     worker_count(worker, 'done', 1)
     D.done = D.done + 1
     if bytes ~= '0' then D.bytes = D.bytes + tonumber(bytes) end

@@ -259,9 +259,11 @@ local function level_key(p)
   return k
 end
 
+local P_FIELDS = {'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9'}
+
 local function level_count(p, n)
   if p > 0 then
-    local f = 'p' .. itoa(p)
+    local f = P_FIELDS[p]
     PD[f] = (PD[f] or 0) + n
   end
 end
@@ -589,13 +591,9 @@ local function flush_push()
   PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
 end
 
--- push_entry appends a new item's entry; a TAG_NAMED one is stored as
--- TAG_EXT (label names to ids, each once) at its priority's level.
-local function push_entry(e)
-  if string.byte(e, 1) ~= TAG_NAMED then
-    PUSH[#PUSH + 1] = e
-    return
-  end
+-- push_named stores a new item's TAG_NAMED entry as TAG_EXT (label names
+-- to ids, each once) at its priority's level.
+local function push_named(e)
   local key, d, a, m = parse_ext(e)
   if m.l ~= '' then
     local ids, seen = {}, {}
@@ -630,10 +628,16 @@ local function add_item(kind, a, b, e)
   if kind == KIND_ID then
     local id = tonumber(a)
     if not id_mark(id) then return 0 end
-    if e == a then push_id(id) else push_entry(e) end
+    if e == a then
+      push_id(id)
+    elseif string.byte(e, 1) == TAG_NAMED then
+      push_named(e)
+    else
+      PUSH[#PUSH + 1] = e
+    end
   else
     if not fp_add(tonumber(a), b) then return 0 end
-    push_entry(e)
+    if string.byte(e, 1) == TAG_NAMED then push_named(e) else PUSH[#PUSH + 1] = e end
   end
   D.pending = D.pending + 1
   D.added = D.added + 1
