@@ -30,6 +30,8 @@ type revisitTracker struct {
 
 	mu          sync.Mutex
 	completions []tracker.Completion
+	want        int           // completions that close allDone
+	allDone     chan struct{} // closed at want completions
 }
 
 func (r *revisitTracker) Checkout(ctx context.Context, w string, n int, ttl time.Duration) ([]tracker.Lease, error) {
@@ -43,10 +45,22 @@ func (r *revisitTracker) Checkout(ctx context.Context, w string, n int, ttl time
 }
 
 func (r *revisitTracker) Complete(ctx context.Context, cs []tracker.Completion) error {
+	err := r.Tracker.Complete(ctx, cs)
 	r.mu.Lock()
-	r.completions = append(r.completions, cs...)
-	r.mu.Unlock()
-	return r.Tracker.Complete(ctx, cs)
+	defer r.mu.Unlock()
+	if err == nil {
+		if r.completions = append(r.completions, cs...); len(r.completions) >= r.want && r.want > 0 {
+			close(r.allDone)
+			r.want = 0
+		}
+	}
+	return err
+}
+
+func (r *revisitTracker) completed() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.completions)
 }
 
 func (r *revisitTracker) completion(key string) (tracker.Completion, bool) {
@@ -108,7 +122,7 @@ func TestConditionalRevisit(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { mt.Close() })
-			tr := &revisitTracker{Tracker: mt, lease: map[string]tracker.Lease{
+			tr := &revisitTracker{Tracker: mt, want: 4, allDone: make(chan struct{}), lease: map[string]tracker.Lease{
 				same:    {Validators: tracker.Validators{ETag: `"news/same-v2"`}, Visits: 3, Item: tracker.Item{Labels: []string{"news"}}},
 				changed: {Validators: tracker.Validators{ETag: `"news/changed-v1"`, LastModified: "Mon, 23 Nov 2026 10:00:00 GMT"}, Visits: 1, Item: tracker.Item{Labels: []string{"news"}}},
 			}}
@@ -142,7 +156,21 @@ func TestConditionalRevisit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum := run(t, m, time.Minute)
+			// Revisits keep the crawl from being done: stop once the four
+			// pages (two revisits, two discoveries) are completed.
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			go func() {
+				select {
+				case <-tr.allDone:
+				case <-ctx.Done():
+				}
+				cancel()
+			}()
+			sum, err := m.Run(ctx)
+			if err != nil || tr.completed() != 4 {
+				t.Fatalf("Run: %v, %d completions, want 4: %+v", err, tr.completed(), sum)
+			}
 			if sum.Unchanged != 1 {
 				t.Errorf("summary: %d unchanged, want 1 (%+v)", sum.Unchanged, sum)
 			}
