@@ -156,6 +156,7 @@ func (r *Tracker) findDelayed(ctx context.Context, key string) (tracker.ItemStat
 // parseDelayed reads a delayed entry of key (tagItem or tagExt); the meta,
 // if any, is returned in Reason for namedMeta.
 func parseDelayed(e, key string) (tracker.ItemState, bool) {
+	e = stripRevisit(e)
 	if len(e) < 2 || (e[0] != tagItem && e[0] != tagExt) {
 		return tracker.ItemState{}, false
 	}
@@ -241,6 +242,7 @@ func parseRecord(rec string) (key string, depth, attempts int, worker string, ok
 
 // entryKey is the key of a pending entry; "" for a run or range of IDs.
 func entryKey(e string) string {
+	e = stripRevisit(e)
 	switch {
 	case e == "":
 		return ""

@@ -310,25 +310,12 @@ func (r *Tracker) recrawlRevisits(ctx context.Context, c recrawlCursor, re *rege
 	return n, c, true, nil
 }
 
-// revisitEntryKey is the key of a revisit entry (a revisit header, then a
-// bare key, a tagItem or a tagExt entry); ok is false for anything else (an
-// empty entry included).
+// revisitEntryKey is the key of a revisit entry (a revisit header, then an
+// item's entry); ok is false for anything else (an empty entry included).
 func revisitEntryKey(e string) (string, bool) {
-	if len(e) < 2 || e[0] != tagRevisit || len(e) < 2+int(e[1]) {
+	if len(e) < 2 || e[0] != tagRevisit {
 		return "", false
 	}
-	e = e[2+int(e[1]):]
-	if e == "" {
-		return "", false
-	}
-	switch e[0] {
-	case tagItem: // "depth:attempts:key"
-		_, rest, ok1 := strings.Cut(e[1:], ":")
-		_, key, ok2 := strings.Cut(rest, ":")
-		return key, ok1 && ok2 && key != ""
-	case tagExt: // "depth:attempts:meta;key"
-		_, key, ok := strings.Cut(e[1:], ";")
-		return key, ok && key != ""
-	}
-	return e, e[0] > tagMax
+	key := entryKey(e)
+	return key, key != ""
 }

@@ -78,3 +78,15 @@ func revisitArg(c tracker.Completion) string {
 	ms := max(c.Revisit.Milliseconds(), 1)
 	return flag + strconv.FormatInt(ms, 10) + ":" + revisitHeader(c.Lease.Key, c.Lease.Visits+1, tracker.NextValidators(c))
 }
+
+// stripRevisit returns e without its revisit header, if it has one (a
+// malformed one leaves "").
+func stripRevisit(e string) string {
+	if len(e) == 0 || e[0] != tagRevisit {
+		return e
+	}
+	if len(e) < 2 || len(e) < 2+int(e[1]) {
+		return ""
+	}
+	return e[2+int(e[1]):]
+}

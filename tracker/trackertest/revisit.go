@@ -145,6 +145,7 @@ func testRevisitRetry(e *env) {
 	l := e.checkoutOne("w")
 	e.wantVisit(l, 1, v1)
 	e.fail(l, "503", false, 0)
+	e.wantLookup("a", tracker.StateDelayed)
 	e.clock.Advance(backoffMax)
 	l = e.checkoutOne("w")
 	e.wantVisit(l, 1, v1)
@@ -157,6 +158,7 @@ func testRevisitRetry(e *env) {
 	if err := e.tr.Release(e.ctx, []tracker.Lease{l}); err != nil {
 		e.t.Fatalf("Release: %v", err)
 	}
+	e.wantLookup("a", tracker.StatePending)
 	l = e.checkoutOne("w")
 	e.wantVisit(l, 1, v1)
 	e.fail(l, "gone", true, 0)
@@ -329,5 +331,14 @@ func testRevisitReopen(t *testing.T, shared Shared) {
 	}
 	for _, l := range ls {
 		e.wantVisit(l, 1, v1)
+	}
+}
+
+// wantLookup checks the state Lookup reports for key.
+func (e *env) wantLookup(key string, want tracker.ItemStateName) {
+	e.t.Helper()
+	st, err := e.tr.Lookup(e.ctx, key)
+	if err != nil || st.State != want || st.Key != key {
+		e.t.Fatalf("Lookup(%s) = %+v, %v; want %s", key, st, err, want)
 	}
 }

@@ -54,6 +54,11 @@ for p = 9, 0, -1 do
     left = left - #es
     for _, e in ipairs(es) do
       local c = string.byte(e, 1)
+      if c == TAG_REVISIT then -- a revisit: its entry follows the header
+        local _
+        _, e = split_revisit(e)
+        c = string.byte(e, 1)
+      end
       if c > TAG_MAX then
         if e == key then return {'pending', 0, 0, '0', '', ''} end
       elseif c == TAG_ITEM then
