@@ -50,7 +50,7 @@ hosts' sitemaps (robots.txt Sitemap: lines, else /sitemap.xml).`,
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read items from `FILE`, one per line (- for stdin)"},
 			&cli.StringFlag{Name: "range", Usage: "add the numeric IDs `A-B` (inclusive)"},
 			&cli.StringSliceFlag{Name: "sitemap", Usage: "add the URLs listed in the sitemap at `URL` (repeatable)"},
-			&cli.StringSliceFlag{Name: "label", Aliases: []string{"l"}, Usage: "give every seed the label `NAME` (repeatable; letters, digits, '.', '-', '_')"},
+			&cli.StringSliceFlag{Name: "label", Aliases: []string{"l"}, Usage: "give every seed the label `NAME` (repeatable, or comma-separated; letters, digits, '.', '-', '_')"},
 		},
 		Action: func(c *cli.Context) error {
 			for _, a := range c.Args().Slice() {

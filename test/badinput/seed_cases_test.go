@@ -110,5 +110,26 @@ func seedCases() []hostile {
 			2, []string{"--range", "more than 2^60 IDs"}, 0),
 		seedCase("range not numbers", true, args("--range", "a-b"), 2, []string{"--range", "not a non-negative integer"}, 0),
 		seedCase("range on a link crawl", false, args("--range", "1-10"), 2, []string{"--range", "kind: id"}, 0),
+		// A label goes into headers and command lines as it is: one class of
+		// refusals, each naming --label and the label, before anything is added.
+		seedCase("label empty", true, args("--label", "", "1"), 2, []string{"--label", "empty label"}, 0),
+		seedCase("label with a space", true, args("--label", "a b", "1"), 2, []string{`--label "a b"`, `" " at byte 1`}, 0),
+		seedCase("label with a comma", true, args("--label", "a,b", "1"), 0, []string{"added 1 new items of 1"}, 1), // two labels, a and b
+		seedCase("label with a comma and a bad one", true, args("--label", "a,b c", "1"), 2, []string{`--label "b c"`}, 0),
+		seedCase("label with a newline", true, args("--label", "a\nb", "1"), 2, []string{"--label", `"\n" at byte 1`}, 0),
+		seedCase("label with a control character", true, args("--label", "a\x1b[31m", "1"), 2, []string{"--label", `"\x1b"`}, 0),
+		seedCase("label non-ASCII", true, args("--label", "café", "1"), 2, []string{"--label", `"\xc3" at byte 3`}, 0),
+		seedCase("label starting with a dash", true, args("--label=-x", "1"), 2, []string{"--label", "starts with"}, 0),
+		seedCase("label too long", true, args("--label", strings.Repeat("l", 65), "1"), 2, []string{"--label", "longer than the limit of 64"}, 0),
+		seedCase("label twice", true, args("--label", "a", "--label", "a", "1"), 2, []string{"--label", "given twice"}, 0),
+		seedCase("labels too many", true, func(*bench) []string {
+			var a []string
+			for i := range 17 {
+				a = append(a, "--label", fmt.Sprintf("l%d", i))
+			}
+			return append(a, "1")
+		}, 2, []string{"--label", "17 labels"}, 0),
+		seedCase("label on a range", true, args("--label", "a", "--range", "1-10"), 2, []string{"--label", "carry no labels"}, 0),
+		seedCase("labels", true, args("--label", "a", "--label", "b.c_d-9", "1", "2"), 0, []string{"added 2 new items of 2"}, 2),
 	}
 }
