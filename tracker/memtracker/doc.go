@@ -12,6 +12,11 @@
 // the whole state again), so tracker.ErrStateLost, the Redis engine's
 // "state vanished" error, has no counterpart here.
 //
+// A done item with a revisit due (Completion.Revisit) keeps its key, depth,
+// meta, visits and validators in the revisit index (revisit.go): a heap by
+// due time and a map by key, about 150 bytes beside the key, for those items
+// only. Recrawl (recrawl.go) covers the ID ranges and that index.
+//
 // It imports the tracker contract only: never go-redis, never another engine.
 // The conformance suite in tracker/trackertest proves it.
 package memtracker
