@@ -14,7 +14,8 @@
 //
 // A done item with a revisit due (Completion.Revisit) keeps its key, depth,
 // meta, visits and validators in the revisit index (revisit.go): a heap by
-// due time and a map by key, about 150 bytes beside the key, for those items
+// due time and a map by key, about 190 bytes beside the key (measured with a
+// 15-byte ETag and a Last-Modified), for those items
 // only. Recrawl (recrawl.go) covers the ID ranges and that index.
 //
 // It imports the tracker contract only: never go-redis, never another engine.
