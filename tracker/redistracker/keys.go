@@ -51,7 +51,8 @@ import (
 //	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
 //	                     passed through KEYS)
 //	conc:<host>  zset    the host's fleet-wide permits, permit id → expiry µs
-//	                     (lua/hostpermit.lua; passed through KEYS)
+//	                     (lua/hostpermit.lua; passed through KEYS, with the
+//	                     keys of the permits a take gives back first)
 //	delay:<host> string  the interval between two requests to the host (µs)
 //	                     the workers last booked with: written by ReserveHost
 //	                     only when it changes or every delayRefresh, read by

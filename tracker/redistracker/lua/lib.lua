@@ -2,6 +2,16 @@
 -- file to each operation's script at load time, so each operation is still one
 -- EVALSHA and the helpers are written once.
 --
+-- What redis-server spends (callgrind; bench-tracker's redis_cpu_us_per_item
+-- and -only lifesplit measure it): this file's top level runs at every call,
+-- ~100k instructions (its closures), so a script that needs none of it is
+-- loaded without it (redis.go: standalone); a global read (ARGV, string,
+-- tonumber) costs ~200, Redis 7 reads globals through a protected table, so
+-- per-item loops read them through locals; string.format and tonumber cost
+-- 1-3k each, so per-item work avoids them (record_head, the tokens and lease
+-- records Go sends); batch commands (one HSET/ZADD/SADD per call) beat a
+-- redis.call per item.
+--
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
 --   KEYS[2] leases    zset token -> deadline (ms)
