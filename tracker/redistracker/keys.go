@@ -51,8 +51,7 @@ import (
 //	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
 //	                     passed through KEYS)
 //	conc:<host>  zset    the host's fleet-wide permits, permit id → expiry µs
-//	                     (lua/hostpermit.lua; passed through KEYS, with the
-//	                     keys of the permits a take gives back first)
+//	                     (lua/hostpermit.lua; passed through KEYS)
 //	delay:<host> string  the interval between two requests to the host (µs)
 //	                     the workers last booked with: written by ReserveHost
 //	                     only when it changes or every delayRefresh, read by

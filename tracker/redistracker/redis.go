@@ -97,8 +97,7 @@ type Tracker struct {
 	crawlID atomic.Pointer[string]
 	freshID string
 
-	delays   delayNotes     // what ReserveHost last wrote of each host's delay
-	released permitReleases // host permits given back, riding on the next AcquireHost
+	delays delayNotes // what ReserveHost last wrote of each host's delay
 }
 
 var _ tracker.Engine = (*Tracker)(nil)
@@ -469,9 +468,6 @@ func (r *Tracker) Reset(ctx context.Context) error {
 
 // Close releases the connection (not the crawl's state).
 func (r *Tracker) Close() error {
-	if !r.closed.Load() {
-		r.flushReleases() // permits given back but not yet sent: other workers wait on them
-	}
 	if r.closed.Swap(true) || !r.ownsC {
 		return nil
 	}

@@ -84,56 +84,6 @@ func TestRedisAcquireHost(t *testing.T) {
 			t.Fatalf("PTTL of the permit set %v (%v): want it to expire with its permits", pttl, err)
 		}
 	})
-	t.Run("a release rides on the next acquire", func(t *testing.T) {
-		release, ok, _, err := b.tr.AcquireHost(b.ctx, "ride.example", 1, time.Hour)
-		if err != nil || !ok {
-			t.Fatalf("AcquireHost: ok %v err %v", ok, err)
-		}
-		release()
-		// Taking a permit of another host gives the first one back in the
-		// same script call (or the linger did, sooner): either way it is
-		// free once the call returns.
-		if _, ok, _, err := b.tr.AcquireHost(b.ctx, "other-ride.example", 1, time.Hour); err != nil || !ok {
-			t.Fatalf("AcquireHost of another host: ok %v err %v", ok, err)
-		}
-		if n, err := b.c.ZCard(b.ctx, b.keys.hostPermits("ride.example")).Result(); err != nil || n != 0 {
-			t.Fatalf("%d permits of ride.example held after its release rode on a call (%v); want 0", n, err)
-		}
-	})
-	t.Run("another worker gets a release the holder sends on its own", func(t *testing.T) {
-		other := b.open(Config{URL: b.srv.URL(0), Crawl: "test"})
-		release, ok, _, err := b.tr.AcquireHost(b.ctx, "linger.example", 1, time.Hour)
-		if err != nil || !ok {
-			t.Fatalf("AcquireHost: ok %v err %v", ok, err)
-		}
-		release() // this tracker calls nothing more: the linger sends it
-		start := time.Now()
-		for {
-			_, ok, _, err := other.AcquireHost(b.ctx, "linger.example", 1, time.Hour)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if ok {
-				break
-			}
-			if time.Since(start) > 10*time.Second {
-				t.Fatal("a released permit was never given back to the fleet (its ttl is an hour)")
-			}
-			time.Sleep(permitLinger)
-		}
-	})
-	t.Run("Close gives back what is queued", func(t *testing.T) {
-		closing := b.open(Config{URL: b.srv.URL(0), Crawl: "test"})
-		release, ok, _, err := closing.AcquireHost(b.ctx, "close.example", 1, time.Hour)
-		if err != nil || !ok {
-			t.Fatalf("AcquireHost: ok %v err %v", ok, err)
-		}
-		release()
-		closing.Close()
-		if n, err := b.c.ZCard(b.ctx, b.keys.hostPermits("close.example")).Result(); err != nil || n != 0 {
-			t.Fatalf("%d permits held after the holder released and closed (%v); want 0", n, err)
-		}
-	})
 	t.Run("bad arguments", func(t *testing.T) {
 		for _, a := range []struct {
 			limit int

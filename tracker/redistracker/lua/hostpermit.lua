@@ -7,27 +7,16 @@
 -- operation.
 --
 -- KEYS[1]  <prefix>conc:<host>   zset: permit id -> expiry, µs of the Redis clock
--- KEYS[2...] the conc:<host> keys of permits the caller gives back first
---          (released since its last call: they ride on this one)
 -- ARGV     lib.lua's 1-5 (unused: the clock is Redis's, see Clock below);
 --          6 permit id (unique per request: the worker's random id and a counter);
---          7 limit (>= 1); 8 ttl µs (> 0): how long the permit may be held;
---          8+i the id of the permit given back in KEYS[1+i]
+--          7 limit (>= 1); 8 ttl µs (> 0): how long the permit may be held
 -- Returns  {1, 0} when the permit was taken (release it with
 --          hostunpermit.lua); {0, µs until the soonest permit expires} when
 --          all `limit` are held (the caller retries sooner if one is released).
--- Cost     O(log n + expired + given back) with n <= limit permits in the set. The key
+-- Cost     O(log n + expired) with n <= limit permits in the set. The key
 --          expires with its last permit.
 -- Clock    the Redis server's (TIME), not the workers': expiries are compared
 --          on one clock.
--- Give back first, a run of one key at a time (mostly one host).
-local i = 2
-while i <= #KEYS do
-  local j = i
-  while j < #KEYS and KEYS[j + 1] == KEYS[i] do j = j + 1 end
-  redis.call('ZREM', KEYS[i], unpack(ARGV, 7 + i, 7 + j))
-  i = j + 1
-end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000000 + tonumber(t[2])
 local limit = tonumber(ARGV[7])
