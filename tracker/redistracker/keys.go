@@ -64,6 +64,10 @@ import (
 //	                     28 B beyond a done item and its key
 //	                     (bench-tracker revisit_overhead_bytes)
 //	rvgone       hash    second → entries of rv:<s> a recrawl --match moved ('' left)
+//	rvid:<shard> string  bitmap of the numeric IDs (below 2^40; shards as id:)
+//	                     with a revisit waiting or in flight (lua/lib.lua:
+//	                     rv_mark), which a recrawl of the ranges leaves to the
+//	                     revisit index; created by the first such ID
 //	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
 //	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
 //	                     pending), created by the first item of that level

@@ -19,14 +19,13 @@ import (
 // one script call per batch:
 //
 //	r  the IDs of every AddRange (the idranges list), in order: each done ID
-//	   goes back to pending as a run (failed ones are skipped); the first
-//	   call refuses with tracker.ErrRecrawlBusy while anything is pending,
-//	   leased or delayed. Skipped, with a warning, while the revisit index
-//	   holds numeric IDs (a revisit rule matches them): an ID both put back
-//	   and waiting there would be visited twice on every revisit after.
-//	v  the revisit index: its due seconds up to the pass's horizon (the
-//	   last due time at its start) become due now, whole seconds at a time;
-//	   with Match, the matching entries are moved one by one instead
+//	   goes back to pending as a run; a failed one is skipped, and one with
+//	   a revisit waiting or in flight (its bit in rvid:<shard>) is left to
+//	   phase v; the first call refuses with tracker.ErrRecrawlBusy while
+//	   anything is pending, leased or delayed.
+//	v  the revisit index up to the pass's horizon (the last due time at
+//	   its start): its entries go to pending with their visits and
+//	   validators, the earliest due first (with Match, the matching ones)
 //
 // A done URL completed without a revisit rule, or an ID added on its own,
 // is known by its fingerprint or bit only and is not recrawled. Dedup is
@@ -58,12 +57,14 @@ func (r *Tracker) Recrawl(ctx context.Context, opt tracker.RecrawlOptions) (trac
 		if err != nil {
 			return p, err
 		}
+		c = recrawlCursor{phase: 'v', horizon: c.horizon}
 		if more {
-			c.next = next
+			c = recrawlCursor{phase: 'r', horizon: c.horizon, next: next}
+		}
+		if more || n > 0 { // the next call goes on, with a whole batch
 			p.Next = c.String()
 			return p, nil
 		}
-		c = recrawlCursor{phase: 'v', horizon: c.horizon}
 	}
 	n, c, more, err := r.recrawlRevisits(ctx, c, re, batch)
 	p.Moved += n
@@ -82,7 +83,6 @@ func (r *Tracker) startRecrawl(ctx context.Context) (recrawlCursor, error) {
 	pipe := r.c.Pipeline()
 	nranges := pipe.LLen(ctx, r.keys.idRanges())
 	last := pipe.ZRangeWithScores(ctx, r.keys.revisits(), -1, -1)
-	rvids := pipe.HGet(ctx, r.keys.key(keyStats), "rvids")
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
 		return recrawlCursor{}, fmt.Errorf("tracker: redis recrawl: %w", err)
 	}
@@ -90,12 +90,8 @@ func (r *Tracker) startRecrawl(ctx context.Context) (recrawlCursor, error) {
 	if l := last.Val(); len(l) == 1 {
 		c.horizon = int64(l[0].Score)
 	}
-	ids, _ := strconv.ParseInt(rvids.Val(), 10, 64)
 	switch {
 	case nranges.Val() == 0:
-	case ids > 0:
-		r.log.Warn("tracker: recrawl: the ID ranges are not re-run: numeric IDs wait in the revisit index (a scraper.revisit rule matches them), and an ID both re-run and waiting there would be visited twice on every revisit; the revisit index is recrawled",
-			"ids_in_revisit_index", ids)
 	case s.Pending+s.Leased+s.Delayed > 0:
 		return recrawlCursor{}, fmt.Errorf("%w (%d pending, %d leased, %d delayed)", tracker.ErrRecrawlBusy, s.Pending, s.Leased, s.Delayed)
 	default:

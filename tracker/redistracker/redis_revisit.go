@@ -61,12 +61,12 @@ func parseRevisitHeader(h string) (visits int, v tracker.Validators, err error) 
 	return int(n), tracker.ValidatorsOf(string(b[k:]), lm), nil
 }
 
-// revisitArg is complete.lua's revisit argument of c: "" for a plain
-// completion (most), else 'u' (a 304) or '-', the revisit in ms (0: none),
+// revisitArg is complete.lua's revisit argument of c: "" for a plain first
+// visit (most), else 'u' (a 304) or '-', the revisit in ms (0: none),
 // ':' and the header of the next visit.
 func revisitArg(c tracker.Completion) string {
-	if !c.Unchanged && c.Revisit <= 0 {
-		return ""
+	if !c.Unchanged && c.Revisit <= 0 && c.Lease.Visits == 0 {
+		return "" // a first visit not filed for a revisit: most
 	}
 	flag := "-"
 	if c.Unchanged {

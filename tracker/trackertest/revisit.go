@@ -25,6 +25,7 @@ func runRevisits(t *testing.T, newTracker Factory) {
 		{"RevisitValidatorsKept", testRevisitValidatorsKept},
 		{"RecrawlRanges", testRecrawlRanges},
 		{"RecrawlRevisits", testRecrawlRevisits},
+		{"RecrawlRangesWithRevisits", testRecrawlRangesWithRevisits},
 		{"RecrawlBadOptions", testRecrawlBadOptions},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(newEnv(t, newTracker, nil)) })
@@ -341,4 +342,46 @@ func (e *env) wantLookup(key string, want tracker.ItemStateName) {
 	if err != nil || st.State != want || st.Key != key {
 		e.t.Fatalf("Lookup(%s) = %+v, %v; want %s", key, st, err, want)
 	}
+}
+
+// testRecrawlRangesWithRevisits: a range crawl whose even IDs a revisit rule
+// matches: a recrawl puts the odd ones back and makes the even ones due
+// now, each once, and the revisit index stays one entry per ID after.
+func testRecrawlRangesWithRevisits(e *env) {
+	e.addRange(1, 20)
+	complete := func(ls []tracker.Lease) {
+		var cs []tracker.Completion
+		for _, l := range ls {
+			c := tracker.Completion{Lease: l}
+			if id, _ := tracker.NumericID(l.Key); id%2 == 0 {
+				c.Revisit, c.Validators = 24*time.Hour, v1
+			}
+			cs = append(cs, c)
+		}
+		e.completeWith(cs...)
+	}
+	complete(e.checkout("w", 20))
+	e.wantRevisits(10, 0, start.Add(24*time.Hour))
+	if total, _ := e.recrawlAll(tracker.RecrawlOptions{Batch: 7}); total != 20 {
+		e.t.Fatalf("recrawl moved %d, want 20 (10 put back, 10 made due)", total)
+	}
+	seen := map[string]int{}
+	for range 10 {
+		ls := e.checkout("w", 8)
+		if len(ls) == 0 {
+			break
+		}
+		for _, l := range ls {
+			seen[l.Key]++
+			if id, _ := tracker.NumericID(l.Key); (id%2 == 0) != (l.Visits == 1) {
+				e.t.Fatalf("recrawled %s with %d visits", l.Key, l.Visits)
+			}
+		}
+		complete(ls)
+	}
+	want := map[string]bool{}
+	idSet(want, 1, 20)
+	e.wantEachOnce(seen, want)
+	e.wantStats(counts{Done: 20, Added: 20})
+	e.wantRevisits(10, 0, e.clock.Now().Add(24*time.Hour))
 }

@@ -4,7 +4,7 @@
 -- ARGV: lib.lua's 1-5; then per completion: token, key, worker, record (the
 --   lease's record as checkout wrote it, lib.lua's record; Go's leaseRecord),
 --   bytes (tracker.Completion.Bytes, counted in stats' bytes), m
---   (discoveries), revisit ('' for a plain completion, else 'u' for a 304,
+--   (discoveries), revisit ('' for a plain first visit, else 'u' for a 304,
 --   counted in stats' unchanged, or '-', then the revisit in ms (0: none),
 --   ':' and the next visit's revisit header: redis_revisit.go, revisitArg;
 --   the item is filed in the revisit index, due now + revisit), then m ×
@@ -45,9 +45,13 @@ while i <= #ARGV do
     if rv ~= '' then
       local ms, p = string.match(rv, '^.(%d+):()')
       if string.byte(rv, 1) == 117 then D.unchanged = D.unchanged + 1 end -- 'u'
+      local _, d, _, _, mm, lh = parse_record(REC[token])
       if ms ~= '0' then -- filed with its depth and meta, from its record
-        local _, d, _, _, mm = parse_record(REC[token])
-        revisit(NOW + tonumber(ms), string.sub(rv, p) .. entry(key, d, 0, mm))
+        local hdr = string.sub(rv, p)
+        revisit(NOW + tonumber(ms), hdr .. entry(key, d, 0, mm))
+        rv_mark(key, hdr, 1)
+      else
+        rv_mark(key, lh, 0) -- a revisit not filed again
       end
     end
     drop_lease(token, worker)

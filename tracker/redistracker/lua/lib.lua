@@ -108,6 +108,19 @@ local function split_revisit(s, p)
   return string.sub(s, p, e), string.sub(s, e + 1)
 end
 
+-- rv_mark sets (v 1) or clears (v 0) the bit of key, a numeric ID below
+-- 2^40 as its revisit header hdr says (flag bit 0), in the derived bitmap
+-- rvid:<shard>: the IDs with a revisit waiting or in flight, which a recrawl
+-- of the ranges leaves to the revisit index. stats' rvids counts the bits set.
+local function rv_mark(key, hdr, v)
+  if hdr == '' or string.byte(hdr, 3) % 2 == 0 then return end
+  local id = tonumber(key)
+  local s = math.floor(id / SHARD_BITS)
+  if redis.call('SETBIT', PREFIX .. 'rvid:' .. itoa(s), id - s * SHARD_BITS, v) ~= v then
+    D.rvids = D.rvids + (v == 1 and 1 or -1)
+  end
+end
+
 -- ---- meta (priority, labels, visits, flags) ----
 
 -- meta_dec parses "p:l:v:f" (fields may be missing) into a table.
@@ -709,6 +722,7 @@ local function requeue_token(token)
   worker_count(worker, 'expired', 1)
   if attempts >= MAX_ATTEMPTS then
     to_failed(key, depth, attempts, 'lease expired', meta)
+    rv_mark(key, hdr, 0)
   else
     pend(hdr .. entry(key, depth, attempts, meta), meta and meta.p or 0, true)
     lmove(meta, 'leased', 'pending')
@@ -743,12 +757,8 @@ end
 -- entries (a TAG_REVISIT header, then the entry, attempts 0); the zset
 -- revisits orders the seconds (member s, score its ms). '' in a list is an
 -- entry a recrawl --match already moved (hash rvgone: second -> how many).
--- stats: revisits counts the entries, rvids those of numeric IDs below
--- 2^40 (header flag bit 0). Their labels count as done.
+-- stats: revisits counts the entries. Their labels count as done.
 local K_REVISITS = PREFIX .. 'revisits'
-
--- is_id says whether a revisit entry (or header) is a numeric ID below 2^40.
-local function is_id(e) return string.byte(e, 3) % 2 == 1 end
 
 -- revisit files a done item in the index, due at due_ms (rounded up to the
 -- second); e is its revisit entry (the header, then the entry, attempts 0).
@@ -758,7 +768,6 @@ local function revisit(due_ms, e)
   redis.call('RPUSH', PREFIX .. 'rv:' .. s, e)
   redis.call('ZADD', K_REVISITS, 'NX', itoa(sec * 1000), s)
   D.revisits = D.revisits + 1
-  if is_id(e) then D.rvids = D.rvids + 1 end
 end
 
 -- revisit_pend moves revisit entry e (not '') from the index to pending.
@@ -766,32 +775,40 @@ local function revisit_pend(e)
   local p, m = level_of(e)
   pend(e, p, false)
   lmove(m, 'done', 'pending')
-  if is_id(e) then D.rvids = D.rvids - 1 end
   D.revisits = D.revisits - 1
   D.done = D.done - 1
 end
 
--- promote_revisits moves up to limit due revisits to pending: a few calls
--- per due second, O(limit).
-local function promote_revisits(limit)
-  local moved = 0
-  while moved < limit do
-    local b = redis.call('ZRANGEBYSCORE', K_REVISITS, '-inf', ARGV[2], 'LIMIT', 0, 1)
+-- pop_revisits moves to pending up to limit revisit entries of the seconds
+-- scored from lo to hi (ZRANGEBYSCORE bounds), the earliest first: a few
+-- calls per second, O(limit). It returns how many entries it took off the
+-- lists ('' included) and how many it moved.
+local function pop_revisits(lo, hi, limit)
+  local popped, moved = 0, 0
+  while popped < limit do
+    local b = redis.call('ZRANGEBYSCORE', K_REVISITS, lo, hi, 'LIMIT', 0, 1)
     if #b == 0 then break end
-    local k = PREFIX .. 'rv:' .. b[1]
-    local es = redis.call('LPOP', k, limit - moved)
-    if not es or #es < limit - moved then
+    local es = redis.call('LPOP', PREFIX .. 'rv:' .. b[1], limit - popped)
+    if not es or #es < limit - popped then
       redis.call('ZREM', K_REVISITS, b[1])
       redis.call('HDEL', PREFIX .. 'rvgone', b[1])
     end
     if es then
       for _, e in ipairs(es) do
-        if e ~= '' then revisit_pend(e) end
+        if e ~= '' then
+          revisit_pend(e)
+          moved = moved + 1
+        end
       end
-      moved = moved + #es
+      popped = popped + #es
     end
   end
-  return moved
+  return popped, moved
+end
+
+-- promote_revisits moves up to limit due revisits to pending.
+local function promote_revisits(limit)
+  return pop_revisits('-inf', ARGV[2], limit)
 end
 
 local function flush()

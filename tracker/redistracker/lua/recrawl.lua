@@ -3,20 +3,23 @@
 -- KEYS: lib.lua's 1-10.
 -- ARGV: lib.lua's 1-5; 6 mode, then:
 --   'ids'      pairs (lo, hi): runs of done IDs below 2^40 to put back to
---              pending (a failed one is skipped), then '-' and huge IDs
+--              pending (a failed one is skipped, one with a revisit left to
+--              the revisit index), then '-' and huge IDs
 --              (>= 2^40) one by one
---   'revisits' 7 horizon (ms), 8 at least this many entries: the revisit
---              seconds due after now and up to the horizon become due now
---              (whole seconds, the earliest first)
+--   'revisits' 7 horizon (ms), 8 at most this many entries: the revisits
+--              due after now and up to the horizon go to pending, the
+--              earliest first
 --   'pick'     7 a revisit second, then pairs (index, entry): those entries
 --              of its list (if still there) go to pending, '' in their place
 -- Returns {moved, more (1: 'revisits' stopped at its count)}.
 -- Cost: 'ids' O(runs) when nothing failed, else O(IDs × log(failed));
---   'revisits' O(seconds × log); 'pick' O(entries + index).
+--   'revisits' O(entries); 'pick' O(entries + index).
 local mode = ARGV[6]
 local moved, more = 0, 0
 if mode == 'ids' then
-  local anyfailed = redis.call('ZCARD', K_FAILED) > 0
+  -- A failed ID is skipped, and one with a revisit waiting or in flight
+  -- (its bit in rvid:<shard>) is left to the revisit index.
+  local anyfailed = redis.call('ZCARD', K_FAILED) > 0 or tonumber(redis.call('HGET', K_STATS, 'rvids') or '0') > 0
   local i = 7
   while i <= #ARGV and ARGV[i] ~= '-' do
     local lo, hi = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
@@ -25,7 +28,9 @@ if mode == 'ids' then
       moved = moved + hi - lo + 1
     else
       for id = lo, hi do
-        if not redis.call('ZSCORE', K_FAILED, itoa(id)) then
+        local s = math.floor(id / SHARD_BITS)
+        if not redis.call('ZSCORE', K_FAILED, itoa(id)) and
+            redis.call('GETBIT', PREFIX .. 'rvid:' .. itoa(s), id - s * SHARD_BITS) == 0 then
           push_id(id)
           moved = moved + 1
         end
@@ -42,15 +47,9 @@ if mode == 'ids' then
   D.done = D.done - moved
   D.pending = D.pending + moved
 elseif mode == 'revisits' then
-  local horizon, want = ARGV[7], tonumber(ARGV[8])
-  while moved < want do
-    local b = redis.call('ZRANGEBYSCORE', K_REVISITS, '(' .. ARGV[2], horizon, 'LIMIT', 0, 1)
-    if #b == 0 then break end
-    redis.call('ZADD', K_REVISITS, 'XX', ARGV[2], b[1])
-    local gone = tonumber(redis.call('HGET', PREFIX .. 'rvgone', b[1]) or '0')
-    moved = moved + redis.call('LLEN', PREFIX .. 'rv:' .. b[1]) - gone
-  end
-  if moved >= want then more = 1 end
+  local popped
+  popped, moved = pop_revisits('(' .. ARGV[2], ARGV[7], tonumber(ARGV[8]))
+  if popped >= tonumber(ARGV[8]) then more = 1 end
 elseif mode == 'pick' then
   local k = PREFIX .. 'rv:' .. ARGV[7]
   for j = 8, #ARGV, 2 do
