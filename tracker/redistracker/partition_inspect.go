@@ -42,21 +42,7 @@ func (pt *Partitioned) Stats(ctx context.Context) (tracker.Stats, error) {
 	}
 	var s tracker.Stats
 	for _, x := range stats {
-		s.Pending += x.Pending
-		s.Leased += x.Leased
-		s.Delayed += x.Delayed
-		s.Done += x.Done
-		s.Failed += x.Failed
-		s.Added += x.Added
-		s.Bytes += x.Bytes
-		s.Unchanged += x.Unchanged
-		s.Revisits += x.Revisits
-		if !x.NextDue.IsZero() && (s.NextDue.IsZero() || x.NextDue.Before(s.NextDue)) {
-			s.NextDue = x.NextDue
-		}
-		if x.Paused && !s.Paused {
-			s.Paused, s.PausedBy, s.PausedAt = true, x.PausedBy, x.PausedAt
-		}
+		addStats(&s, x)
 	}
 	n, err := pt.unsplit(ctx)
 	if err != nil {
@@ -114,15 +100,7 @@ func (pt *Partitioned) Failed(ctx context.Context, limit int) ([]tracker.FailedI
 	if err := pt.usable(); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var out []tracker.FailedItem
-	err := pt.each(func(_ int, part *Tracker) error {
-		fs, err := part.Failed(ctx, limit)
-		mu.Lock()
-		defer mu.Unlock()
-		out = append(out, fs...)
-		return err
-	})
+	out, err := gather(pt, func(part *Tracker) ([]tracker.FailedItem, error) { return part.Failed(ctx, limit) })
 	if err != nil {
 		return nil, err
 	}
@@ -202,37 +180,31 @@ func (pt *Partitioned) Workers(ctx context.Context) ([]tracker.WorkerStats, erro
 	if err := pt.usable(); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	byName := map[string]*tracker.WorkerStats{}
-	err := pt.each(func(_ int, part *Tracker) error {
-		ws, err := part.Workers(ctx)
-		mu.Lock()
-		defer mu.Unlock()
-		for _, w := range ws {
-			m := byName[w.Name]
-			if m == nil {
-				byName[w.Name] = &w
-				continue
-			}
-			if !w.FirstSeen.IsZero() && (m.FirstSeen.IsZero() || w.FirstSeen.Before(m.FirstSeen)) {
-				m.FirstSeen = w.FirstSeen
-			}
-			if w.LastSeen.After(m.LastSeen) {
-				m.LastSeen = w.LastSeen
-			}
-			if w.AliveUntil.After(m.AliveUntil) {
-				m.AliveUntil = w.AliveUntil
-			}
-			m.Leases += w.Leases
-			m.Checkouts += w.Checkouts
-			m.Done += w.Done
-			m.Failed += w.Failed
-			m.Expired += w.Expired
-		}
-		return err
-	})
+	all, err := gather(pt, func(part *Tracker) ([]tracker.WorkerStats, error) { return part.Workers(ctx) })
 	if err != nil {
 		return nil, err
+	}
+	byName := map[string]*tracker.WorkerStats{}
+	for _, w := range all {
+		m := byName[w.Name]
+		if m == nil {
+			byName[w.Name] = &w
+			continue
+		}
+		if !w.FirstSeen.IsZero() && (m.FirstSeen.IsZero() || w.FirstSeen.Before(m.FirstSeen)) {
+			m.FirstSeen = w.FirstSeen
+		}
+		if w.LastSeen.After(m.LastSeen) {
+			m.LastSeen = w.LastSeen
+		}
+		if w.AliveUntil.After(m.AliveUntil) {
+			m.AliveUntil = w.AliveUntil
+		}
+		m.Leases += w.Leases
+		m.Checkouts += w.Checkouts
+		m.Done += w.Done
+		m.Failed += w.Failed
+		m.Expired += w.Expired
 	}
 	// A partition the worker no longer visits forgets it only when another
 	// worker's call there does (lib.lua: seen_worker): forget it here by
@@ -327,15 +299,7 @@ func (pt *Partitioned) Hosts(ctx context.Context, n int) ([]tracker.HostStats, e
 	if err := pt.usable(); err != nil {
 		return nil, err
 	}
-	var mu sync.Mutex
-	var out []tracker.HostStats
-	err := pt.each(func(_ int, part *Tracker) error {
-		hs, err := part.Hosts(ctx, n)
-		mu.Lock()
-		defer mu.Unlock()
-		out = append(out, hs...)
-		return err
-	})
+	out, err := gather(pt, func(part *Tracker) ([]tracker.HostStats, error) { return part.Hosts(ctx, n) })
 	if err != nil {
 		return nil, err
 	}
@@ -387,22 +351,51 @@ func (pt *Partitioned) LabelStats(ctx context.Context, label string) (tracker.St
 	if err := pt.usable(); err != nil {
 		return tracker.Stats{}, err
 	}
-	var mu sync.Mutex
-	var s tracker.Stats
-	err := pt.each(func(_ int, part *Tracker) error {
+	stats, err := gather(pt, func(part *Tracker) ([]tracker.Stats, error) {
 		x, err := part.LabelStats(ctx, label)
-		mu.Lock()
-		defer mu.Unlock()
-		s.Pending += x.Pending
-		s.Leased += x.Leased
-		s.Delayed += x.Delayed
-		s.Done += x.Done
-		s.Failed += x.Failed
-		s.Added += x.Added
-		return err
+		return []tracker.Stats{x}, err
 	})
 	if err != nil {
 		return tracker.Stats{}, err
 	}
+	var s tracker.Stats
+	for _, x := range stats {
+		addStats(&s, x)
+	}
 	return s, nil
+}
+
+// addStats adds one partition's counts x to s: the counters summed, the
+// earliest due time, the first pause found.
+func addStats(s *tracker.Stats, x tracker.Stats) {
+	s.Pending += x.Pending
+	s.Leased += x.Leased
+	s.Delayed += x.Delayed
+	s.Done += x.Done
+	s.Failed += x.Failed
+	s.Added += x.Added
+	s.Bytes += x.Bytes
+	s.Unchanged += x.Unchanged
+	s.Revisits += x.Revisits
+	if !x.NextDue.IsZero() && (s.NextDue.IsZero() || x.NextDue.Before(s.NextDue)) {
+		s.NextDue = x.NextDue
+	}
+	if x.Paused && !s.Paused {
+		s.Paused, s.PausedBy, s.PausedAt = true, x.PausedBy, x.PausedAt
+	}
+}
+
+// gather calls fn on every partition at once and concatenates what they
+// return, with every partition's error joined.
+func gather[T any](pt *Partitioned, fn func(part *Tracker) ([]T, error)) ([]T, error) {
+	var mu sync.Mutex
+	var out []T
+	err := pt.each(func(_ int, part *Tracker) error {
+		xs, err := fn(part)
+		mu.Lock()
+		defer mu.Unlock()
+		out = append(out, xs...)
+		return err
+	})
+	return out, err
 }
