@@ -84,25 +84,41 @@ func (l *memLease) lease() tracker.Lease {
 }
 
 // leaseHeap orders leases by deadline, so requeue is O(expired · log n).
-type leaseHeap []*memLease
+type leaseHeap = timeHeap[*memLease]
 
-func (h leaseHeap) Len() int           { return len(h) }
-func (h leaseHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
-func (h leaseHeap) Swap(i, j int) {
+func (l *memLease) heapTime() time.Time { return l.deadline }
+func (l *memLease) setHeapIndex(i int)  { l.index = i }
+
+// timed is an element of a timeHeap: ordered by heapTime, and told its index
+// so heap.Fix and heap.Remove can find it.
+type timed interface {
+	heapTime() time.Time
+	setHeapIndex(int)
+}
+
+// timeHeap is a min-heap by time (container/heap), earliest first: the
+// leases by deadline and the revisit index by due time.
+type timeHeap[E timed] []E
+
+func (h timeHeap[E]) Len() int           { return len(h) }
+func (h timeHeap[E]) Less(i, j int) bool { return h[i].heapTime().Before(h[j].heapTime()) }
+func (h timeHeap[E]) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].setHeapIndex(i)
+	h[j].setHeapIndex(j)
 }
-func (h *leaseHeap) Push(x any) {
-	l := x.(*memLease)
-	l.index = len(*h)
-	*h = append(*h, l)
+func (h *timeHeap[E]) Push(x any) {
+	e := x.(E)
+	e.setHeapIndex(len(*h))
+	*h = append(*h, e)
 }
-func (h *leaseHeap) Pop() any {
+func (h *timeHeap[E]) Pop() any {
 	old := *h
-	l := old[len(old)-1]
-	old[len(old)-1] = nil
+	e := old[len(old)-1]
+	var zero E
+	old[len(old)-1] = zero
 	*h = old[:len(old)-1]
-	return l
+	return e
 }
 
 // delayedItem is an item waiting for its retry.

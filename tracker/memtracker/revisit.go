@@ -25,26 +25,10 @@ type revisitEntry struct {
 
 // revisitHeap orders the revisit index by due time: the checkout's
 // promotion is O(due · log n).
-type revisitHeap []*revisitEntry
+type revisitHeap = timeHeap[*revisitEntry]
 
-func (h revisitHeap) Len() int           { return len(h) }
-func (h revisitHeap) Less(i, j int) bool { return h[i].due.Before(h[j].due) }
-func (h revisitHeap) Swap(i, j int) {
-	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
-}
-func (h *revisitHeap) Push(x any) {
-	e := x.(*revisitEntry)
-	e.index = len(*h)
-	*h = append(*h, e)
-}
-func (h *revisitHeap) Pop() any {
-	old := *h
-	e := old[len(old)-1]
-	old[len(old)-1] = nil
-	*h = old[:len(old)-1]
-	return e
-}
+func (e *revisitEntry) heapTime() time.Time { return e.due }
+func (e *revisitEntry) setHeapIndex(i int)  { e.index = i }
 
 var _ heap.Interface = (*revisitHeap)(nil)
 
