@@ -68,13 +68,14 @@ func requeueCommand() *cli.Command {
 			if c.IsSet("match") && opt.Match == "" {
 				return usagef("--match: give the text to look for")
 			}
-			if err := tracker.ValidateRequeue(opt); err != nil {
-				return usagef("requeue: %w", err)
-			}
+			// The flag's own check first, so the error names the flag.
 			if c.IsSet("worker") {
 				if err := tracker.ValidateWorker(c.String("worker")); err != nil {
 					return usagef("--worker: %w", err)
 				}
+			}
+			if err := tracker.ValidateRequeue(opt); err != nil {
+				return usagef("requeue: %w", err)
 			}
 			tr, err := adminTracker(c, "requeue", false)
 			if err != nil {
