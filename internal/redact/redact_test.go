@@ -90,7 +90,10 @@ func FuzzURLHidesPassword(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, pw string) {
 		const shape = "redis://u:%s@h:1/0?x=1"
-		if pw == "" || strings.Contains(fmt.Sprintf(shape, Mark), pw) {
+		// What the URL redacts to whatever its password (the whole userinfo
+		// is the mark): a password found in it, "/x" in "//xxxxx", shows nothing.
+		anyway := URL(fmt.Sprintf(shape, "pw"))
+		if pw == "" || strings.Contains(anyway, pw) {
 			return // nothing to hide, or text the redacted URL holds anyway
 		}
 		if got := URL(fmt.Sprintf(shape, pw)); strings.Contains(got, pw) {
