@@ -8,9 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/distscrape/distscrape/internal/dashboard"
@@ -104,37 +102,8 @@ func (b *bench) measure(load func(context.Context) (int64, error)) (float64, int
 // crawlLoad adds, checks out and completes batches until ctx ends: the
 // tracker side of a crawl at full speed, whose pending items stay as many.
 func (b *bench) crawlLoad(ctx context.Context, tr *redistracker.Tracker) (int64, error) {
-	var (
-		total atomic.Int64
-		wg    sync.WaitGroup
-		errs  = make(chan error, lifeWorkers)
-	)
-	for w := range lifeWorkers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			name := "w" + strconv.Itoa(w)
-			items := make([]tracker.Item, lifeBatch)
-			for round := 0; ctx.Err() == nil; round++ {
-				for i := range items {
-					items[i] = tracker.Item{Key: url("dash-"+name, round*lifeBatch+i)}
-				}
-				if _, err := tr.Add(b.ctx, items); err != nil {
-					errs <- err
-					return
-				}
-				got, err := b.checkoutComplete(tr, name, lifeBatch, time.Minute)
-				if err != nil {
-					errs <- err
-					return
-				}
-				total.Add(int64(got))
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	return total.Load(), <-errs
+	key := func(name string, i int) string { return url("dash-"+name, i) }
+	return b.runLife(tr, key, func(int) bool { return ctx.Err() == nil })
 }
 
 // startDashboards starts dashCount dashboards on 127.0.0.1, each with a

@@ -203,21 +203,29 @@ func (b *bench) driveLifecycle(tr tracker.Tracker, hosts int) (int64, time.Durat
 			}
 		}
 	}
+	start := time.Now()
+	n, err := b.runLife(tr, key, func(round int) bool { return time.Since(start) < lifeBudget && round < 1_000_000 })
+	return n, time.Since(start), err
+}
+
+// runLife runs lifeWorkers loops that add a batch of lifeBatch new items
+// (keyOf(worker, i)), check it out and complete it, while more(round)
+// holds; it returns the items completed.
+func (b *bench) runLife(tr tracker.Tracker, keyOf func(name string, i int) string, more func(round int) bool) (int64, error) {
 	var (
 		total atomic.Int64
 		wg    sync.WaitGroup
 		errs  = make(chan error, lifeWorkers)
 	)
-	start := time.Now()
 	for w := range lifeWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			name := "w" + strconv.Itoa(w)
 			items := make([]tracker.Item, lifeBatch)
-			for round := 0; time.Since(start) < lifeBudget && round < 1_000_000; round++ {
+			for round := 0; more(round); round++ {
 				for i := range items {
-					items[i] = tracker.Item{Key: key(name, round*lifeBatch+i)}
+					items[i] = tracker.Item{Key: keyOf(name, round*lifeBatch+i)}
 				}
 				if _, err := tr.Add(b.ctx, items); err != nil {
 					errs <- err
@@ -234,10 +242,10 @@ func (b *bench) driveLifecycle(tr tracker.Tracker, hosts int) (int64, time.Durat
 	}
 	wg.Wait()
 	close(errs)
-	for err := range errs {
-		return 0, 0, err
+	if err := <-errs; err != nil {
+		return 0, err
 	}
-	return total.Load(), time.Since(start), nil
+	return total.Load(), nil
 }
 
 // serverCPU is the redis-server's CPU so far, user and system, in seconds
