@@ -6,10 +6,10 @@ import (
 	"errors"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // failingRecrawl is a real tracker whose Recrawl fails on call number
@@ -40,21 +40,8 @@ func TestRecrawlResumes(t *testing.T) {
 	if err := mt.AddRange(ctx, tracker.Range{Lo: 1, Hi: ids}); err != nil {
 		t.Fatal(err)
 	}
-	for {
-		ls, err := mt.Checkout(ctx, "w", 8, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ls) == 0 {
-			break
-		}
-		cs := make([]tracker.Completion, len(ls))
-		for i, l := range ls {
-			cs[i] = tracker.Completion{Lease: l}
-		}
-		if err := mt.Complete(ctx, cs); err != nil {
-			t.Fatal(err)
-		}
+	if got := trackertest.Drain(t, mt, "w", 8); got != ids {
+		t.Fatalf("drained %d IDs, want %d", got, ids)
 	}
 	tr := &failingRecrawl{Tracker: mt, failAt: 3}
 	var out bytes.Buffer

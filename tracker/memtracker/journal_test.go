@@ -121,11 +121,11 @@ func TestJournalRestart(t *testing.T) {
 			}
 			// The delayed item waits out its backoff, then everything drains.
 			clock.Advance(2 * time.Hour)
-			drainAll(t, m2)
+			trackertest.Drain(t, m2, "w", 1000)
 			if n, err := m2.Requeue(ctx, tracker.RequeueOptions{Failed: true}); err != nil || n != 1 {
 				t.Fatalf("Requeue(failed) = %d, %v", n, err)
 			}
-			drainAll(t, m2)
+			trackertest.Drain(t, m2, "w", 1000)
 			s, _ := m2.Stats(ctx)
 			if s.Done != s.Added || s.Added != 6+99+10_001+2 { // "7" of 1-100 was added alone
 

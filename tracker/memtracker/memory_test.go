@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // TestIDBitmap checks the sparse bitmap against a plain map, across the
@@ -163,7 +164,7 @@ func TestMemoryDoneKeepsFingerprint(t *testing.T) {
 		if _, err := m.Add(context.Background(), batch); err != nil {
 			t.Fatal(err)
 		}
-		drainAll(t, m)
+		trackertest.Drain(t, m, "w", 1000)
 	}
 	perURL := float64(heapBytes()-before) / n
 	t.Logf("%.1f B per done URL", perURL)
@@ -171,28 +172,6 @@ func TestMemoryDoneKeepsFingerprint(t *testing.T) {
 		t.Errorf("a done URL costs %.1f B, want <= 24 (its fingerprint and slack)", perURL)
 	}
 	runtime.KeepAlive(m)
-}
-
-func drainAll(t *testing.T, m *Tracker) {
-	t.Helper()
-	ctx := context.Background()
-	for range 1000 {
-		ls, err := m.Checkout(ctx, "w", 1000, 60e9)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ls) == 0 {
-			return
-		}
-		cs := make([]tracker.Completion, len(ls))
-		for i, l := range ls {
-			cs[i] = tracker.Completion{Lease: l}
-		}
-		if err := m.Complete(ctx, cs); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Fatal("drainAll: queue does not empty")
 }
 
 func heapBytes() int64 {

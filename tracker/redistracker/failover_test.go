@@ -8,6 +8,7 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 // TestClusterFailover: the master holding a crawl is killed; its replica
@@ -87,22 +88,7 @@ func TestClusterFailover(t *testing.T) {
 	if err := tr.Complete(ctx, cs); err != nil {
 		t.Fatalf("Complete after failover: %v", err)
 	}
-	for {
-		ls, err := tr.Checkout(ctx, "w2", 32, time.Minute)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(ls) == 0 {
-			break
-		}
-		cs := make([]tracker.Completion, len(ls))
-		for i, l := range ls {
-			cs[i] = tracker.Completion{Lease: l}
-		}
-		if err := tr.Complete(ctx, cs); err != nil {
-			t.Fatal(err)
-		}
-	}
+	trackertest.Drain(t, tr, "w2", 32)
 	if st, err := tr.Stats(ctx); err != nil || st.Done != n || st.Pending+st.Leased+st.Failed != 0 {
 		t.Fatalf("at the end %+v, %v; want all %d done", st, err, n)
 	}
