@@ -13,7 +13,8 @@ import (
 // Fixed keys (passed to every script through KEYS, in this order):
 //
 //	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib.lua)
-//	leases    zset   lease token → deadline (ms)
+//	leases    zset   lease group (a token's prefix, lua/lib.lua's lease groups)
+//	                 or token (a lease extended apart from its group) → deadline (ms)
 //	lease     hash   lease token → "attempts:depth:#worker:<worker><key>"
 //	workers   zset   worker → last seen + ttl (ms)
 //	delayed   zset   pending entry → due (ms)
@@ -39,8 +40,10 @@ import (
 // Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
 // the same slot because they share the prefix and its hash tag):
 //
-//	wl:<worker>  set     the lease tokens a worker holds (requeue of one worker);
+//	wl:<worker>  set     the lease groups a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
+//	lg           hash    per lease group g: g → its live leases, g+"n" → its
+//	                     size, g+"s" → "1" once Extend split it (lua/lib.lua)
 //	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
 //	                     seen (ms), out, done, failed, expired; it expires
 //	                     workerMemory lease TTLs after the last checkout or
@@ -167,6 +170,8 @@ func (k crawlKeys) labelStats() string { return k.prefix + "lstats" }
 func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + worker }
 
 func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
+
+func (k crawlKeys) leaseGroups() string { return k.prefix + "lg" }
 
 func (k crawlKeys) idShard(shard uint64) string {
 	return k.prefix + "id:" + strconv.FormatUint(shard, 10)

@@ -105,10 +105,16 @@ func (r *Tracker) findLease(ctx context.Context, key string) (tracker.ItemState,
 					return tracker.ItemState{}, false, err
 				}
 			}
-			if ms, err := r.c.ZScore(ctx, r.keys.key(keyLeases), kv[i]).Result(); err == nil {
-				st.Deadline = msTime(int64(ms))
-			} else if !errors.Is(err, redis.Nil) {
-				return tracker.ItemState{}, false, fmt.Errorf("tracker: redis lookup: %w", err)
+			// The lease's own deadline (extended apart), else its group's.
+			for _, member := range []string{kv[i], groupOf(kv[i])} {
+				ms, err := r.c.ZScore(ctx, r.keys.key(keyLeases), member).Result()
+				if err == nil {
+					st.Deadline = msTime(int64(ms))
+					break
+				}
+				if !errors.Is(err, redis.Nil) {
+					return tracker.ItemState{}, false, fmt.Errorf("tracker: redis lookup: %w", err)
+				}
 			}
 			return st, true, nil
 		}

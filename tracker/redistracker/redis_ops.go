@@ -326,11 +326,19 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 	return total, nil
 }
 
+// tokenPrefixLen is the length of a lease token's prefix, the call's
+// random part and '.': the leases of one checkout call form a group named
+// by it (lua/lib.lua's lease groups, TOKEN_PREFIX).
+const tokenPrefixLen = 17
+
+// groupOf is the group of a lease token: its prefix.
+func groupOf(token string) string { return token[:min(len(token), tokenPrefixLen)] }
+
 // appendTokens appends n fresh lease tokens to args (checkout.lua's
 // ARGV[15...]) and returns them too: a random prefix per call, unique in
-// the fleet, and a counter.
+// the fleet, and a counter from 1.
 func appendTokens(args []any, n int) ([]any, []string) {
-	nonce := make([]byte, 8)
+	nonce := make([]byte, (tokenPrefixLen-1)/2)
 	_, _ = rand.Read(nonce) // never fails
 	prefix := hex.EncodeToString(nonce) + "."
 	tokens := make([]string, n)

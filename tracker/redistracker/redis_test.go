@@ -201,15 +201,24 @@ func TestRedisLayout(t *testing.T) {
 		t.Fatalf("checked out %q", got)
 	}
 	deadline := b.clock.Now().Add(time.Minute).UnixMilli()
+	// One group: its prefix in the leases zset and the worker's set, its
+	// live count and size in lg; a record per lease.
 	leases, records := b.getZSet(p+"leases"), b.getHash(p+"lease")
+	g := groupOf(string(ls[0].Token))
+	if len(leases) != 1 || leases[g] != deadline {
+		t.Fatalf("leases zset %v, want {%s: %d}", leases, g, deadline)
+	}
 	wantRec := map[string]string{"https://a.example/": "1:0:2:w1https://a.example/", "deep": "1:2:2:w1deep"}
 	for _, l := range ls {
-		if leases[string(l.Token)] != deadline || records[string(l.Token)] != wantRec[l.Key] || leaseRecord(l) != wantRec[l.Key] {
-			t.Fatalf("lease %s: zset %d record %q (Go's leaseRecord %q); want %d %q", l.Key, leases[string(l.Token)], records[string(l.Token)], leaseRecord(l), deadline, wantRec[l.Key])
+		if groupOf(string(l.Token)) != g || records[string(l.Token)] != wantRec[l.Key] || leaseRecord(l) != wantRec[l.Key] {
+			t.Fatalf("lease %s: token %s record %q (Go's leaseRecord %q); want group %s, %q", l.Key, l.Token, records[string(l.Token)], leaseRecord(l), g, wantRec[l.Key])
 		}
 	}
-	if toks, _ := b.c.SMembers(b.ctx, p+"wl:w1").Result(); len(toks) != 2 {
-		t.Fatalf("wl:w1 = %v", toks)
+	if toks, _ := b.c.SMembers(b.ctx, p+"wl:w1").Result(); !slices.Equal(toks, []string{g}) {
+		t.Fatalf("wl:w1 = %v, want [%s]", toks, g)
+	}
+	if lg := b.getHash(p + "lg"); len(lg) != 2 || lg[g] != "2" || lg[g+"n"] != "2" {
+		t.Fatalf("lg = %v, want %s: 2 live of 2", lg, g)
 	}
 	if w := b.getZSet(p + "workers"); w["w1"] != deadline {
 		t.Fatalf("workers = %v", w)
@@ -225,8 +234,8 @@ func TestRedisLayout(t *testing.T) {
 	if n, _ := b.c.HLen(b.ctx, p+"lease").Result(); n != 0 {
 		t.Fatalf("%d lease records left", n)
 	}
-	if n, _ := b.c.Exists(b.ctx, p+"leases", p+"wl:w1").Result(); n != 0 {
-		t.Fatalf("lease zset / worker set left behind")
+	if n, _ := b.c.Exists(b.ctx, p+"leases", p+"wl:w1", p+"lg").Result(); n != 0 {
+		t.Fatalf("lease zset / worker set / lease groups left behind")
 	}
 	delayed := b.getZSet(p + "delayed")
 	lo, hi := b.tr.opts.BackoffBounds(1)

@@ -2,8 +2,10 @@ package redistracker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -26,21 +28,25 @@ func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 		return nil, fmt.Errorf("tracker: redis workers: %w", err)
 	}
 	recs := make([]*redis.MapStringStringCmd, len(zs))
-	leases := make([]*redis.IntCmd, len(zs))
+	members := make([]*redis.StringSliceCmd, len(zs))
 	_, err = r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, z := range zs {
 			name, _ := z.Member.(string)
 			recs[i] = p.HGetAll(ctx, r.keys.workerStats(name))
-			leases[i] = p.SCard(ctx, r.keys.workerLeases(name))
+			members[i] = p.SMembers(ctx, r.keys.workerLeases(name))
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("tracker: redis workers: %w", err)
 	}
+	held, err := r.heldLeases(ctx, members)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]tracker.WorkerStats, 0, len(zs))
 	for i, z := range zs {
-		rec, held := recs[i].Val(), leases[i].Val()
+		rec, held := recs[i].Val(), held[i]
 		if len(rec) == 0 && held == 0 {
 			continue // forgotten (its record expired) and holding nothing
 		}
@@ -60,4 +66,34 @@ func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// heldLeases counts each worker's leases from the members of its wl set:
+// a group's prefix counts its live leases (lg, one pipeline), a token (a
+// lease leased before groups existed) one.
+func (r *Tracker) heldLeases(ctx context.Context, members []*redis.StringSliceCmd) ([]int64, error) {
+	held := make([]int64, len(members))
+	live := make([][]*redis.StringCmd, len(members))
+	_, err := r.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, ms := range members {
+			for _, m := range ms.Val() {
+				if strings.HasSuffix(m, ".") {
+					live[i] = append(live[i], p.HGet(ctx, r.keys.leaseGroups(), m))
+				} else {
+					held[i]++
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("tracker: redis workers: %w", err)
+	}
+	for i, cmds := range live {
+		for _, c := range cmds {
+			n, _ := strconv.ParseInt(c.Val(), 10, 64)
+			held[i] += max(n, 0)
+		}
+	}
+	return held, nil
 }

@@ -63,7 +63,7 @@ if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
   end
 end
 local count = 0
-local recs, zargs, toks = {}, {}, {}
+local recs = {}
 local HDR = '' -- the revisit header of the entry being leased
 local function lease(key, depth, attempts, meta)
   count = count + 1
@@ -77,9 +77,6 @@ local function lease(key, depth, attempts, meta)
   else
     recs[r] = make_record(key, depth, attempts, HDR)
   end
-  zargs[r - 1] = deadline
-  zargs[r] = token
-  toks[count] = token
   r = 5 * count - 2
   out[r] = key
   out[r + 1] = depth
@@ -220,9 +217,13 @@ end
 if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
 
 if count > 0 then
+  -- One group (lib.lua's lease groups): its prefix is the first token's
+  -- without the counter's '1'.
+  local g = string.sub(ARGV[15], 1, -2)
   call_multi('HSET', K_LEASE, recs, 1000)
-  call_multi('ZADD', K_LEASES, zargs, 1000)
-  call_multi('SADD', KEYS[11], toks, 1000)
+  redis.call('ZADD', K_LEASES, deadline, g)
+  redis.call('SADD', KEYS[11], g)
+  redis.call('HSET', K_GROUPS, g, count, g .. 'n', count)
   D.leased = D.leased + count
   D.pending = D.pending - count
 end

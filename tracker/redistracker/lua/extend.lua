@@ -1,25 +1,44 @@
 -- extend.lua: push the deadline of held leases to now + ttl.
 -- KEYS: 2 leases, 3 lease, 4 workers; the derived w:<worker> of the
---   leases' workers (their records, lib.lua's seen_worker).
+--   leases' workers (their records, lib.lua's seen_worker) and lg.
 -- ARGV: lib.lua's 1-5; 6 ttl (ms); then pairs (token, key).
 -- Returns one flag per pair: 1 extended, 0 lost.
--- Cost: O(leases + their workers × log(workers)).
+-- A group (lib.lua's lease groups) whose live leases are all extended moves
+--   as one entry; otherwise the extended ones get entries of their own and
+--   the group is marked split.
+-- Cost: O(leases + their groups + their workers × log(workers)).
 local deadline = itoa(NOW + tonumber(ARGV[6]))
-local res, zargs, workers = {}, {}, {}
+local res, workers, groups = {}, {}, {}
 prefetch(7, 2)
 for i = 7, #ARGV, 2 do
   local l = held(ARGV[i], ARGV[i + 1])
   if l then
-    zargs[#zargs + 1] = deadline
-    zargs[#zargs + 1] = ARGV[i]
+    local g = group_of(ARGV[i])
+    local toks = groups[g]
+    if not toks then
+      toks = {}
+      groups[g] = toks
+    end
+    toks[#toks + 1] = ARGV[i]
     workers[l.worker] = true
     res[#res + 1] = 1
   else
     res[#res + 1] = 0
   end
 end
-for c = 1, #zargs, 1000 do
-  redis.call('ZADD', K_LEASES, 'XX', unpack(zargs, c, math.min(c + 999, #zargs)))
+for g, toks in pairs(groups) do
+  local gi = redis.call('HMGET', K_GROUPS, g, g .. 's')
+  if gi[1] and not gi[2] and tonumber(gi[1]) == #toks then
+    redis.call('ZADD', K_LEASES, 'XX', deadline, g)
+  else
+    local zargs = {}
+    for _, t in ipairs(toks) do
+      zargs[#zargs + 1] = deadline
+      zargs[#zargs + 1] = t
+    end
+    call_multi('ZADD', K_LEASES, zargs, 1000)
+    if gi[1] and not gi[2] then redis.call('HSET', K_GROUPS, g .. 's', '1') end
+  end
 end
 for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6])) end
 return res

@@ -14,7 +14,7 @@
 --
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
---   KEYS[2] leases    zset token -> deadline (ms)
+--   KEYS[2] leases    zset lease group (a token's prefix) or token -> deadline (ms): lease groups below
 --   KEYS[3] lease     hash token -> record: "attempts:depth:#worker:<worker><key>",
 --                     prefixed "+<meta>;" for an item with meta (below)
 --   KEYS[4] workers   zset worker -> last seen + ttl (ms)
@@ -26,7 +26,7 @@
 --                     pskip (the starvation guard's count, tracker.StarveEvery)
 --   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
 --   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
---   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's tokens
+--   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's lease groups
 --   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (documented in
 --           keys.go: id:<shard>, fp:<bucket>, wl:<worker>, w:<worker>; all in
 --           the crawl's slot)
@@ -345,29 +345,65 @@ local function call_multi(cmd, key, args, step)
   end
 end
 
+-- ---- lease groups ----
+-- The leases of one checkout call form a group: their tokens are the call's
+-- prefix (TOKEN_PREFIX bytes, ending in '.') and a counter 1..n. The leases
+-- zset and the worker's set wl:<worker> hold the group once, its prefix,
+-- instead of every token: a member and a score per item were the largest
+-- part of the Redis cost of a lease. The derived hash lg keeps, per group
+-- g, its live leases (field g), its size (g..'n') and, once Extend gave some
+-- of its leases a deadline of their own, a split mark (g..'s'). Invariant:
+-- every live lease's record is found from the leases zset, through its own
+-- token (extended apart from its group, or leased before groups existed) or
+-- through its group's prefix; requeue_group skips the tokens with their own
+-- entry while the group is split.
+local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
+local K_GROUPS = PREFIX .. 'lg'
+
+-- group_of is the group prefix of a token.
+local function group_of(token) return string.sub(token, 1, TOKEN_PREFIX) end
+
 -- Lease deletions are collected and written in one call per key at flush.
-local DROP_TOKENS, DROP_BY_WORKER = {}, {}
+local DROP_TOKENS, DROP_BY_GROUP = {}, {}
 
 local function drop_lease(token, worker)
   DROPPED[token] = true
   DROP_TOKENS[#DROP_TOKENS + 1] = token
-  local w = DROP_BY_WORKER[worker]
-  if not w then
-    w = {}
-    DROP_BY_WORKER[worker] = w
+  local g = group_of(token)
+  local d = DROP_BY_GROUP[g]
+  if not d then
+    d = {worker = worker}
+    DROP_BY_GROUP[g] = d
   end
-  w[#w + 1] = token
+  d[#d + 1] = token
   D.leased = D.leased - 1
 end
 
+-- group_done forgets group g of worker, all its leases gone.
+local function group_done(g, worker)
+  redis.call('ZREM', K_LEASES, g)
+  redis.call('SREM', PREFIX .. 'wl:' .. worker, g)
+  redis.call('HDEL', K_GROUPS, g, g .. 'n', g .. 's')
+end
+
+-- flush_drops deletes the dropped leases' records and counts them out of
+-- their groups: a few calls per group, none per lease unless the group is
+-- split (its own entries go) or its leases predate groups (per token).
 local function flush_drops()
   if #DROP_TOKENS == 0 then return end
   call_multi('HDEL', K_LEASE, DROP_TOKENS, 1000)
-  call_multi('ZREM', K_LEASES, DROP_TOKENS, 1000)
-  for worker, toks in pairs(DROP_BY_WORKER) do
-    call_multi('SREM', PREFIX .. 'wl:' .. worker, toks, 1000)
+  for g, toks in pairs(DROP_BY_GROUP) do
+    local live = redis.call('HINCRBY', K_GROUPS, g, -#toks)
+    if live < 0 then -- no such group: leases of tokens of their own
+      redis.call('HDEL', K_GROUPS, g)
+      call_multi('ZREM', K_LEASES, toks, 1000)
+      call_multi('SREM', PREFIX .. 'wl:' .. toks.worker, toks, 1000)
+    else
+      if redis.call('HEXISTS', K_GROUPS, g .. 's') == 1 then call_multi('ZREM', K_LEASES, toks, 1000) end
+      if live == 0 then group_done(g, toks.worker) end
+    end
   end
-  DROP_TOKENS, DROP_BY_WORKER = {}, {}
+  DROP_TOKENS, DROP_BY_GROUP = {}, {}
 end
 
 -- to_failed puts a leased item in failed.
@@ -709,14 +745,10 @@ local function seen_worker(worker, ttl)
   if #old > 0 then redis.call('ZREM', K_WORKERS, unpack(old)) end
 end
 
--- requeue_token puts an expired (or dead worker's) lease back in pending, or
--- in failed once it has used every attempt.
-local function requeue_token(token)
-  local rec = redis.call('HGET', K_LEASE, token)
-  if not rec then
-    redis.call('ZREM', K_LEASES, token)
-    return 0
-  end
+-- requeue_rec puts the lease of token, whose record is rec, back in
+-- pending (an expired or dead worker's lease), or in failed once it has
+-- used every attempt.
+local function requeue_rec(token, rec)
   local key, depth, attempts, worker, meta, hdr = parse_record(rec)
   drop_lease(token, worker)
   worker_count(worker, 'expired', 1)
@@ -727,14 +759,66 @@ local function requeue_token(token)
     pend(hdr .. entry(key, depth, attempts, meta), meta and meta.p or 0, true)
     lmove(meta, 'leased', 'pending')
   end
+end
+
+-- requeue_token requeues the lease of a token with an entry of its own in
+-- the leases zset (or drops the entry of a lease gone).
+local function requeue_token(token)
+  local rec = redis.call('HGET', K_LEASE, token)
+  if not rec then
+    redis.call('ZREM', K_LEASES, token)
+    return 0
+  end
+  requeue_rec(token, rec)
   return 1
+end
+
+-- requeue_group requeues up to limit leases of group g: all of them (all),
+-- or those that ride its entry (expired: not the split group's tokens with
+-- entries of their own). The group's entry goes once every token was looked
+-- at; short of that it stays, due, and the next call goes on. It returns
+-- how many it requeued.
+local function requeue_group(g, all, limit)
+  local gi = redis.call('HMGET', K_GROUPS, g .. 'n', g .. 's')
+  if not gi[1] then -- gone: its leases were all dropped
+    redis.call('ZREM', K_LEASES, g)
+    return 0
+  end
+  local size, split = tonumber(gi[1]), gi[2] and not all
+  local toks = {}
+  for i = 1, size do toks[i] = g .. i end
+  local n, last = 0, 0
+  for c = 1, size, 1000 do
+    local recs = redis.call('HMGET', K_LEASE, unpack(toks, c, math.min(c + 999, size)))
+    for k = 1, #recs do
+      local tok, rec = toks[c + k - 1], recs[k]
+      if rec and not DROPPED[tok] and not (split and redis.call('ZSCORE', K_LEASES, tok)) then
+        if n >= limit then break end
+        requeue_rec(tok, rec)
+        n = n + 1
+      end
+      last = c + k - 1
+    end
+    if last < math.min(c + 999, size) then break end
+  end
+  if last == size then redis.call('ZREM', K_LEASES, g) end
+  return n
+end
+
+-- requeue_member requeues up to limit leases of a member of the leases
+-- zset or of a wl:<worker> set: a group's prefix (its last byte '.') or a
+-- token.
+local function requeue_member(m, all, limit)
+  if string.byte(m, -1) == 46 then return requeue_group(m, all, limit) end
+  return requeue_token(m)
 end
 
 local function requeue_expired(limit)
   if limit <= 0 then return 0 end
   local n = 0
-  for _, tok in ipairs(redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', 0, limit)) do
-    n = n + requeue_token(tok)
+  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', 0, limit)) do
+    if n >= limit then break end
+    n = n + requeue_member(m, false, limit - n)
   end
   return n
 end

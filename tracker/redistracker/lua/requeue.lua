@@ -10,7 +10,7 @@
 -- Returns how many items moved; the caller loops while it gets `limit`. With
 --   a label, {moved, next rank to scan or -1 at the end}: the dead letters
 --   are scanned SCAN at a time, and the caller loops until -1 (or its limit).
--- Cost: O(limit × log(leases)), O(SCAN) with a label, O(keys) for 'keys':
+-- Cost: O((limit + a lease group) × log(leases)), O(SCAN) with a label, O(keys) for 'keys':
 --   never a scan of the queue.
 local mode, limit = ARGV[6], tonumber(ARGV[7])
 local n = 0
@@ -28,8 +28,11 @@ if mode == 'expired' then
   n = requeue_expired(limit)
   n = n + promote_delayed(limit - n)
 elseif mode == 'worker' then
-  local toks = redis.call('SMEMBERS', KEYS[11])
-  for i = 1, math.min(limit, #toks) do n = n + requeue_token(toks[i]) end
+  -- Its groups' prefixes (lib.lua's lease groups) and any token of its own.
+  for _, m in ipairs(redis.call('SMEMBERS', KEYS[11])) do
+    if n >= limit then break end
+    n = n + requeue_member(m, true, limit - n)
+  end
 elseif mode == 'failed' then
   local label = ARGV[8] or ''
   local SCAN = 1000
