@@ -213,7 +213,7 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	if r.closed.Load() {
 		return tracker.ErrClosed
 	}
-	if err := tracker.ValidateCompletions(cs); err != nil {
+	if err := tracker.ValidateCompletions(cs); err != nil || len(cs) == 0 {
 		return err
 	}
 	var lost []string
@@ -227,14 +227,24 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 		lost = appendStrings(lost, res)
 		return err
 	}
+	// complete.lua's ARGV[6]: the one worker of them all, or "" (each
+	// lease's record then says).
+	worker := cs[0].Lease.Worker
 	for _, c := range cs {
-		if len(args) > 0 && len(args)+7+4*len(c.Discovered) > argsChunk {
+		if c.Lease.Worker != worker {
+			worker = ""
+		}
+	}
+	for _, c := range cs {
+		if len(args) > 1 && len(args)+5+4*len(c.Discovered) > argsChunk {
 			if err := send(); err != nil {
 				return err
 			}
 		}
-		args = append(args, string(c.Lease.Token), c.Lease.Key, c.Lease.Worker, leaseRecord(c.Lease), c.Bytes,
-			len(c.Discovered), revisitArg(c))
+		if len(args) == 0 {
+			args = append(args, worker)
+		}
+		args = append(args, string(c.Lease.Token), leaseRecord(c.Lease), c.Bytes, len(c.Discovered), revisitArg(c))
 		for _, it := range c.Discovered {
 			args = r.appendItem(args, it)
 		}

@@ -451,6 +451,23 @@ func testCompleteDiscovered(e *env) {
 	}
 }
 
+// testCompleteWorkersAndSwapped: one Complete may carry the leases of
+// several workers; a lease whose token is held but names another item
+// (a caller's mix-up) is lost, and the item it names stays leased.
+func testCompleteWorkersAndSwapped(e *env) {
+	e.add("a", "b", "c")
+	a, b := e.checkoutOne("w1"), e.checkoutOne("w2")
+	c := e.checkoutOne("w2")
+	swapped := c
+	swapped.Key = "a"
+	e.wantLost(e.tr.Complete(e.ctx, []tracker.Completion{{Lease: swapped, Discovered: items("from-swapped")}}), "a")
+	e.wantStats(counts{Leased: 3, Added: 3})
+	if err := e.tr.Complete(e.ctx, []tracker.Completion{{Lease: a}, {Lease: b, Discovered: items("d")}, {Lease: c}}); err != nil {
+		e.t.Fatalf("Complete of two workers' leases: %v", err)
+	}
+	e.wantStats(counts{Done: 3, Pending: 1, Added: 4})
+}
+
 // testCompleteMixedLost: a batch of held and lost leases completes the held
 // ones (with their discoveries) and reports the lost ones (without theirs).
 func testCompleteMixedLost(e *env) {

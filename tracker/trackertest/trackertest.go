@@ -96,6 +96,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"Done", testDone},
 		{"CompleteDiscovered", testCompleteDiscovered},
 		{"CompleteMixedLost", testCompleteMixedLost},
+		{"CompleteWorkersAndSwapped", testCompleteWorkersAndSwapped},
 		{"Workers", testWorkers},
 		{"StatsRandom", testStatsRandom},
 		{"ManyKeys", testManyKeys},
