@@ -528,7 +528,7 @@ local function fp_add(x, member)
   if redis.call('SADD', fp_key(b), member) == 0 then return false end
   st.n = st.n + 1
   st.dirty = true
-  if st.n > st.load * (2 ^ L + s) and L < 39 and L - st.base < 29 then fp_split(st) end
+  if st.n > st.load * (st.mod + s) and L < 39 and L - st.base < 29 then fp_split(st) end -- st.mod = 2^L: no pow() per add
   return true
 end
 
