@@ -15,7 +15,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// keyRecorder is a go-redis hook that records the KEYS of every script call.
+// keyRecorder is a go-redis hook that records the KEYS of every function call.
 type keyRecorder struct {
 	mu   sync.Mutex
 	keys map[string]bool
@@ -27,7 +27,7 @@ func (k *keyRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 }
 func (k *keyRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if a := cmd.Args(); len(a) > 2 && (cmd.Name() == "evalsha" || cmd.Name() == "eval") {
+		if a := cmd.Args(); len(a) > 2 && (cmd.Name() == "fcall" || cmd.Name() == "fcall_ro") {
 			n, _ := a[2].(int)
 			k.mu.Lock()
 			for _, key := range a[3 : 3+n] {

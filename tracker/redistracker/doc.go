@@ -1,8 +1,9 @@
 // Package redistracker is the Redis tracker.Engine that a fleet of workers
-// shares: one embedded Lua script per operation (lua/, run with EVALSHA),
-// every key of a crawl under one hash tag (keys.go), compact dedup
-// (bitmaps for numeric IDs, fingerprints for URLs), and a fleet-wide
-// per-host request rate (fetch.FleetLimiter). A crawl opened with
+// shares: one embedded Lua function per operation (lua/, one Redis
+// Functions library, FCALL), every key of a crawl under one hash tag
+// (keys.go), compact dedup (bitmaps for numeric IDs, fingerprints for
+// URLs), and a fleet-wide per-host request rate (fetch.FleetLimiter). A
+// crawl opened with
 // Config.Partitions > 1 (Open) is a Partitioned: P of these, each under a
 // hash tag of its own, so a Redis Cluster spreads them over its masters.
 //

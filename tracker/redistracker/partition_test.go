@@ -119,7 +119,7 @@ func TestPartitionsFixed(t *testing.T) {
 	}
 }
 
-// evalCounter counts script calls.
+// evalCounter counts function calls (FCALL, FCALL_RO).
 type evalCounter struct{ n atomic.Int64 }
 
 func (e *evalCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -128,7 +128,7 @@ func (e *evalCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 }
 func (e *evalCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "evalsha" || cmd.Name() == "eval" {
+		if cmd.Name() == "fcall" || cmd.Name() == "fcall_ro" {
 			e.n.Add(1)
 		}
 		return next(ctx, cmd)

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -94,27 +96,34 @@ func TestRedisConfigNotPermitted(t *testing.T) {
 	}
 }
 
-// TestRedisScriptFlush: after SCRIPT FLUSH every operation reloads its script
-// (EVALSHA → NOSCRIPT → EVAL) and carries on.
-func TestRedisScriptFlush(t *testing.T) {
+// TestRedisFunctionFlush: after FUNCTION FLUSH (as after a restart without
+// persistence) every operation finds its function gone ("Function not
+// found"), loads the library again and carries on.
+func TestRedisFunctionFlush(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "b"})
-	if err := b.c.ScriptFlush(b.ctx).Err(); err != nil {
-		t.Fatal(err)
+	flush := func() {
+		t.Helper()
+		if err := b.c.FunctionFlush(b.ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
+	flush()
 	ls := b.checkout("w", 1)
 	if len(ls) != 1 {
-		t.Fatalf("checkout after SCRIPT FLUSH: %d leases", len(ls))
+		t.Fatalf("checkout after FUNCTION FLUSH: %d leases", len(ls))
 	}
+	flush()
 	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[0], Discovered: []tracker.Item{{Key: "c"}}}}); err != nil {
 		t.Fatal(err)
 	}
+	flush() // stats is FCALL_RO: the same recovery
 	if s := b.stats(); s.Pending != 2 || s.Done != 1 {
-		t.Fatalf("stats after SCRIPT FLUSH %+v", s)
+		t.Fatalf("stats after FUNCTION FLUSH %+v", s)
 	}
-	exists, err := b.c.ScriptExists(b.ctx, b.tr.scripts.checkout.Hash()).Result()
-	if err != nil || !exists[0] {
-		t.Fatalf("checkout script not loaded again: %v, %v", exists, err)
+	libs, err := b.c.FunctionList(b.ctx, redis.FunctionListQuery{LibraryNamePattern: b.tr.scripts.lib.name}).Result()
+	if err != nil || len(libs) != 1 || len(libs[0].Functions) != len(libOps) {
+		t.Fatalf("library not loaded again: %+v, %v", libs, err)
 	}
 }
 
@@ -220,5 +229,86 @@ func TestRedisNeverWipes(t *testing.T) {
 	}
 	if _, err := b.tr.Add(b.ctx, []tracker.Item{{Key: "c"}}); !errors.Is(err, tracker.ErrStateLost) {
 		t.Fatalf("Add by a tracker from before the reset: err = %v, want ErrStateLost", err)
+	}
+}
+
+// TestRedisFunctionsKeepNoCallState: a library's top level runs once, so
+// lib.lua's locals outlive a call; begin sets every per-call one afresh.
+// Two crawls on one server, called in turn, must not see each other's
+// caches: fingerprints (FP and its buckets), ID shards, label IDs and
+// names, priority levels, the pending tail's run.
+func TestRedisFunctionsKeepNoCallState(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	other := b.open(Config{URL: b.srv.URL(0), Crawl: "other", Options: tracker.Options{Clock: b.clock, MaxAttempts: 3}})
+	items := func(labels ...string) []tracker.Item {
+		return []tracker.Item{{Key: "https://example.org/a", Labels: labels, Priority: 2},
+			{Key: "https://example.org/b"}, {Key: "41"}, {Key: "42"}, {Key: "18446744073709551615"}}
+	}
+	for i, tr := range []*Tracker{b.tr, other, b.tr, other} {
+		labels := []string{"x", "y"}
+		if tr == other {
+			labels = []string{"y", "x"} // other label IDs in the other crawl
+		}
+		n, err := tr.Add(b.ctx, items(labels...))
+		want := 5
+		if i >= 2 {
+			want = 0 // seen in its own crawl
+		}
+		if err != nil || n != want {
+			t.Fatalf("call %d: Add = %d, %v; want %d new", i, n, err, want)
+		}
+	}
+	// Each crawl's own label table: LID and LNAME, if kept, would agree
+	// with each other across crawls and hide it from the leases' names.
+	for _, tr := range []*Tracker{b.tr, other} {
+		want := map[*Tracker]string{b.tr: "1", other: "2"}[tr]
+		if id, err := b.c.HGet(b.ctx, tr.keys.prefix+"labels", "x").Result(); err != nil || id != want {
+			t.Errorf("%s: label x has id %q, %v; want %s", tr.keys.prefix, id, err, want)
+		}
+	}
+	for _, tr := range []*Tracker{b.tr, other} {
+		ls, err := tr.Checkout(b.ctx, "w", 10, time.Minute)
+		if err != nil || len(ls) != 5 {
+			t.Fatalf("%s: Checkout = %d leases, %v; want 5", tr.keys.prefix, len(ls), err)
+		}
+		if l := ls[0]; l.Key != "https://example.org/a" || l.Priority != 2 || len(l.Labels) != 2 {
+			t.Fatalf("%s: first lease %+v, want the labeled priority-2 item", tr.keys.prefix, l)
+		}
+		want := map[*Tracker]string{b.tr: "x,y", other: "y,x"}[tr]
+		if got := strings.Join(ls[0].Labels, ","); got != want {
+			t.Errorf("%s: labels %s, want %s", tr.keys.prefix, got, want)
+		}
+		var cs []tracker.Completion
+		for _, l := range ls {
+			cs = append(cs, tracker.Completion{Lease: l})
+		}
+		if err := tr.Complete(b.ctx, cs); err != nil {
+			t.Fatal(err)
+		}
+		if s, err := tr.Stats(b.ctx); err != nil || s.Done != 5 || s.Pending != 0 || s.Added != 5 {
+			t.Fatalf("%s: stats %+v, %v", tr.keys.prefix, s, err)
+		}
+	}
+}
+
+// TestLibraryHasEveryOperation: every lua/<op>.lua is a function of the
+// library (libOps), and the library is what FUNCTION LOAD takes.
+func TestLibraryHasEveryOperation(t *testing.T) {
+	files, err := luaFS.ReadDir("lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := buildLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		op := strings.TrimSuffix(f.Name(), ".lua")
+		if op != "lib" && l.fns[op] == nil {
+			t.Errorf("lua/%s is not in libOps: it is never loaded", f.Name())
+		}
+	}
+	if !strings.HasPrefix(l.code, "#!lua name="+l.name+"\n") || strings.Contains(l.code, libHash) {
+		t.Errorf("library %s: bad shebang or hash left in: %.80q", l.name, l.code)
 	}
 }

@@ -2,9 +2,8 @@
 -- workers together keep at most `limit` requests in flight to the host
 -- (fetch.per_host_concurrency), not N times it. A permit expires on its own:
 -- a killed worker's permits come back after their ttl. Standalone (redis.go):
--- loaded without lib.lua, whose top level would cost this
--- one-call-per-request script 4/5 of its Redis CPU; it is not a life-cycle
--- operation.
+-- it uses nothing of lib.lua, and its function skips lib.lua's per-call
+-- begin: it is a one-call-per-request operation, not a life-cycle one.
 --
 -- KEYS[1]  <prefix>conc:<host>   zset: permit id -> expiry, µs of the Redis clock
 -- ARGV     lib.lua's 1-5 (unused: the clock is Redis's, see Clock below);

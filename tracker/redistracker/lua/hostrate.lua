@@ -1,8 +1,8 @@
 -- hostrate.lua: book the next request slot of one host for the whole fleet.
 -- One "next free slot" time per host (GCRA), so N workers together keep one
--- per-host rate instead of N times it. Standalone (redis.go): loaded without
--- lib.lua, whose top level would cost this one-call-per-request script 4/5 of
--- its Redis CPU; it is not a life-cycle operation.
+-- per-host rate instead of N times it. Standalone (redis.go): it uses
+-- nothing of lib.lua, and its function skips lib.lua's per-call begin: it is
+-- a one-call-per-request operation, not a life-cycle one.
 --
 -- KEYS[1]  <prefix>rate:<host>   string: the host's next free slot, µs of the Redis clock
 -- ARGV     lib.lua's 1-5 (unused: NOW is the worker's clock, see Clock below);

@@ -1,11 +1,16 @@
--- lib.lua: helpers shared by every tracker script. The Go side prepends this
--- file to each operation's script at load time, so each operation is still one
--- EVALSHA and the helpers are written once.
+-- lib.lua: helpers shared by every tracker operation. The Go side (redis.go:
+-- buildLibrary) makes one Redis Functions library of it: this file, then each
+-- operation's file as a function, each registered as ds_<hash>_<op>; each
+-- operation is one FCALL (FCALL_RO for those that write nothing).
 --
--- What redis-server spends (callgrind; bench-tracker's redis_cpu_us_per_item
--- and -only lifesplit measure it): this file's top level runs at every call,
--- ~100k instructions (its closures), so a script that needs none of it is
--- loaded without it (redis.go: standalone); a global read (ARGV, string,
+-- What redis-server spends (callgrind, perf; bench-tracker's
+-- redis_cpu_us_per_item and -only lifesplit measure it): this file's top
+-- level (constants, ~100 closures) runs once, at FUNCTION LOAD. As a script
+-- prepended to each operation (EVALSHA) it ran at every call: ~12.5 µs of
+-- redis-server per call, 0.6 µs per item of a 64-item batch's add, checkout
+-- and complete. Its locals therefore live across calls: begin (at the end)
+-- sets every per-call one afresh. KEYS and ARGV are the library's locals
+-- (upvalues), set by each function's callback. A global read (string,
 -- tonumber) costs ~200, Redis 7 reads globals through a protected table, so
 -- per-item loops read them through locals; string.format and tonumber cost
 -- 1-3k each, so per-item work avoids them (record_head, the tokens and lease
@@ -74,16 +79,20 @@ local FLAG_VALIDATORS = 1 -- Go: flagValidators
 local STARVE_EVERY = 8   -- Go: starveEvery (tracker.StarveEvery)
 local KIND_ID = 'i'      -- Go: kindID (an add argument: numeric ID < 2^40, bitmap dedup)
 local KIND_FP = 'f'      -- Go: kindFingerprint (an add argument: fingerprint dedup)
-local S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
-local S_EXT = string.char(TAG_EXT)
+-- The tags as strings: begin sets them at the first call (a library's top
+-- level runs without the string library in Redis 7.0).
+local S_RUN, S_ITEM, S_HUGE_RANGE
+local S_EXT
 
-local K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-local K_CRAWL = KEYS[10]
-local PREFIX = ARGV[1]
-local NOW = tonumber(ARGV[2])
-local FP_BASE = tonumber(ARGV[3])
-local MAX_ATTEMPTS = tonumber(ARGV[5])
+-- Per call (begin, at the end of this file, sets them from KEYS and ARGV):
+-- the keys, the key prefix, now, the fingerprint base level, max attempts.
+local K_PENDING, K_LEASES, K_LEASE, K_WORKERS
+local K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA
+local K_CRAWL
+local PREFIX
+local NOW
+local FP_BASE
+local MAX_ATTEMPTS
 
 -- Bits of one ID bitmap shard: 1018 bytes plus the sds header and NUL fill
 -- exactly one 1 KiB allocation (keys.go: idShardBits).
@@ -92,9 +101,9 @@ local SHARD_BITS = 8144
 -- Lua numbers are doubles: print integers without exponent.
 local function itoa(n) return string.format('%.0f', n) end
 
--- D accumulates the counter changes of a script; flush writes them once.
-local D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
-  revisits = 0, unchanged = 0, rvids = 0}
+-- D accumulates the counter changes of a call (every field of STAT_FIELDS,
+-- from 0: begin); flush writes them once.
+local D
 local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes',
   'revisits', 'unchanged', 'rvids'}
 
@@ -206,7 +215,7 @@ end
 -- name, '#' -> the last id given) and per-label counters (derived key
 -- lstats: '<id>:<state>' -> count, for labeled items only) ----
 
-local K_LABELS, K_LSTATS = PREFIX .. 'labels', PREFIX .. 'lstats'
+local K_LABELS, K_LSTATS -- PREFIX .. 'labels', 'lstats' (begin)
 local LID, LNAME = {}, {}
 
 -- label_id returns name's id, giving it the next one the first time.
@@ -358,7 +367,7 @@ end
 -- through its group's prefix; requeue_group skips the tokens with their own
 -- entry while the group is split.
 local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
-local K_GROUPS = PREFIX .. 'lg'
+local K_GROUPS -- PREFIX .. 'lg' (begin)
 
 -- group_of is the group prefix of a token.
 local function group_of(token) return string.sub(token, 1, TOKEN_PREFIX) end
@@ -842,7 +851,7 @@ end
 -- revisits orders the seconds (member s, score its ms). '' in a list is an
 -- entry a recrawl --match already moved (hash rvgone: second -> how many).
 -- stats: revisits counts the entries. Their labels count as done.
-local K_REVISITS = PREFIX .. 'revisits'
+local K_REVISITS -- PREFIX .. 'revisits' (begin)
 
 -- revisit files a done item in the index, due at due_ms (rounded up to the
 -- second); e is its revisit entry (the header, then the entry, attempts 0).
@@ -939,6 +948,40 @@ local function check_crawl(seen, fresh, create)
     return fresh
   end
   return ''
+end
+
+-- ---- the call ----
+
+-- begin starts a call: a library's top level runs once (FUNCTION LOAD), so
+-- its locals live on from call to call, and from one crawl (key prefix) to
+-- another. Every one that a call sets or fills is set afresh here: the keys
+-- and arguments, and every accumulator and cache above (a cache kept across
+-- calls would have to be keyed by crawl and proven fresh, e.g. FP read from
+-- another crawl's fpmeta breaks dedup; a shard seen to exist may since have
+-- been reset). What stays is constant: the tags (S_RUN... set at the first
+-- call), the field lists, ZEROS, the functions. A call that failed half-way
+-- leaves nothing behind either.
+local function begin()
+  if not S_RUN then
+    S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
+    S_EXT = string.char(TAG_EXT)
+  end
+  K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+  K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
+  K_CRAWL = KEYS[10]
+  PREFIX = ARGV[1]
+  NOW = tonumber(ARGV[2])
+  FP_BASE = tonumber(ARGV[3])
+  MAX_ATTEMPTS = tonumber(ARGV[5])
+  K_LABELS, K_LSTATS, K_REVISITS = PREFIX .. 'labels', PREFIX .. 'lstats', PREFIX .. 'revisits'
+  K_GROUPS = PREFIX .. 'lg'
+  D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
+    revisits = 0, unchanged = 0, rvids = 0}
+  LID, LNAME, LD, PD, LEVEL_KEYS = {}, {}, {}, {}, {}
+  REC, DROPPED, DROP_TOKENS, DROP_BY_GROUP = {}, {}, {}, {}
+  shard_ready, SHARD_KEYS, FP, FP_KEYS = {}, {}, nil, {}
+  PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
+  WSTAT = {}
 end
 
 -- ---- the operation ----
