@@ -28,7 +28,7 @@
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT, one HMGET of
 --   the level counts), and a few calls per batch and level, not per item.
-local ARGV, string = ARGV, string -- a global read costs ~200 instructions in Redis 7 (the protected globals table)
+local ARGV, string = ARGV, string -- registers: string is a global (~200 instructions a read in Redis 7, the protected globals table), ARGV the library's upvalue
 local n = tonumber(ARGV[6])
 local deadline = itoa(NOW + tonumber(ARGV[7]))
 local worker = ARGV[8]
