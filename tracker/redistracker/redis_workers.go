@@ -17,8 +17,9 @@ import (
 const maxWorkersListed = 1000
 
 // Workers implements tracker.Inspector: the workers zset, most recently
-// seen first, and each worker's record and lease count in one pipeline.
-// Cost: O(workers); it writes nothing.
+// seen first, then each worker's record and lease groups in one pipeline,
+// and the groups' live counts in another.
+// Cost: O(workers + their lease groups); it writes nothing.
 func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
@@ -46,14 +47,14 @@ func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 	}
 	out := make([]tracker.WorkerStats, 0, len(zs))
 	for i, z := range zs {
-		rec, held := recs[i].Val(), held[i]
-		if len(rec) == 0 && held == 0 {
+		rec, leases := recs[i].Val(), held[i]
+		if len(rec) == 0 && leases == 0 {
 			continue // forgotten (its record expired) and holding nothing
 		}
 		num := func(f string) int64 { n, _ := strconv.ParseInt(rec[f], 10, 64); return n }
 		w := tracker.WorkerStats{
 			AliveUntil: msTime(int64(z.Score)),
-			Leases:     held,
+			Leases:     leases,
 			Checkouts:  num("out"), Done: num("done"), Failed: num("failed"), Expired: num("expired"),
 		}
 		w.Name, _ = z.Member.(string)
