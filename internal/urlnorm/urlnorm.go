@@ -67,7 +67,8 @@ func (o Options) Resolve(base *url.URL, ref string) (*url.URL, error) {
 		// Cheap early exit for mailto:, javascript:, data: and friends.
 		return nil, fmt.Errorf("%w: %q", ErrScheme, s)
 	}
-	r, err := url.Parse(fixPercent(ref))
+	fixed := fixPercent(ref)
+	r, err := url.Parse(fixed)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
@@ -78,7 +79,14 @@ func (o Options) Resolve(base *url.URL, ref string) (*url.URL, error) {
 		// segments ("/a/..//" gives "/", not "//"); merge the paths here
 		// and let normalizeURL remove dot segments as the RFC says.
 		full := r.EscapedPath()
-		if r.Scheme == "" && r.Host == "" && r.Opaque == "" && !strings.HasPrefix(full, "/") {
+		relative := r.Scheme == "" && r.Host == "" && r.Opaque == ""
+		if relative && r.Path == "*" {
+			// net/url prints a path of "*" as "*" however it was spelt
+			// (golang.org/issue/11202, for "OPTIONS *"): "%2A" is not "*"
+			// (RFC 3986 §2.2), so take the reference's own spelling.
+			full = fixed[:strings.IndexAny(fixed+"?", "?#")]
+		}
+		if relative && !strings.HasPrefix(full, "/") {
 			bp := base.EscapedPath()
 			if full == "" {
 				full = bp

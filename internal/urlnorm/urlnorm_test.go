@@ -144,7 +144,9 @@ func FuzzNormalize(f *testing.F) {
 func TestResolverAgrees(t *testing.T) {
 	refs := []string{"x", "../y", "/z?q=1&b=2", "?only", "a:b", "1:b", "./c:d", "%zz/%41", "..", ".", "/./", "a b",
 		"//other.example/x", "http://Example.org:80/p", "#f", "x#f", "/a/../../b", "q?", "d/e/./f/../g", "mailto:x", "é", "/%7e",
-		"x#frag", "x#a#b", "x#%zz", "x# sp", "http://example.org/abs?q#f", "http://example.org", "http://example.org?q", "https://example.org/x", "http://example.org:80/x"}
+		"x#frag", "x#a#b", "x#%zz", "x# sp", "http://example.org/abs?q#f", "http://example.org", "http://example.org?q", "https://example.org/x", "http://example.org:80/x",
+		// a path of "*", which net/url prints as "*" however it was spelt
+		"%2A", "%2a", "*", "%2A?q", "%2A#f", "*?q", "%2A%2A", "./%2A", "%21"}
 	for _, b := range []string{"http://example.org/a/b?c", "HTTP://EXAMPLE.org:80/dir/", "https://h.test", "http://u:p@h.test/x"} {
 		base, _ := url.Parse(b)
 		for _, o := range []Options{{}, {SortQuery: true}} {
