@@ -28,11 +28,7 @@ while i <= #ARGV do
   i = i + 5
   if m ~= '0' then i = i + tonumber(m) * 4 end -- most pages discover nothing new: skip tonumber
 end
-for c = 1, #toks, 1000 do
-  local d = math.min(c + 999, #toks)
-  local recs = redis.call('HMGET', K_LEASE, unpack(toks, c, d))
-  for k = c, d do REC[toks[k]] = recs[k - c + 1] end
-end
+read_records(toks)
 i = 7
 while i <= #ARGV do
   local token, rec, bytes, m, rv = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], ARGV[i + 4]

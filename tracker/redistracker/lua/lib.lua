@@ -323,16 +323,21 @@ end
 -- script has dropped (their deletion is written at flush).
 local REC, DROPPED = {}, {}
 
--- prefetch reads the records of tokens (ARGV[first], ARGV[first+step], ...)
--- in one HMGET per chunk.
-local function prefetch(first, step)
-  local toks = {}
-  for i = first, #ARGV, step do toks[#toks + 1] = ARGV[i] end
+-- read_records reads the lease records of toks into REC, one HMGET per
+-- 1000 (Lua's unpack has a stack limit).
+local function read_records(toks)
   for i = 1, #toks, 1000 do
     local j = math.min(i + 999, #toks)
     local recs = redis.call('HMGET', K_LEASE, unpack(toks, i, j))
     for k = i, j do REC[toks[k]] = recs[k - i + 1] end
   end
+end
+
+-- prefetch reads the records of tokens ARGV[first], ARGV[first+step], ...
+local function prefetch(first, step)
+  local toks = {}
+  for i = first, #ARGV, step do toks[#toks + 1] = ARGV[i] end
+  read_records(toks)
 end
 
 -- held returns the lease of token if it still leases key, else nil.
@@ -793,24 +798,20 @@ local function requeue_group(g, all, limit)
     redis.call('ZREM', K_LEASES, g)
     return 0
   end
-  local size, split = tonumber(gi[1]), gi[2] and not all
+  local split = gi[2] and not all
   local toks = {}
-  for i = 1, size do toks[i] = g .. i end
-  local n, last = 0, 0
-  for c = 1, size, 1000 do
-    local recs = redis.call('HMGET', K_LEASE, unpack(toks, c, math.min(c + 999, size)))
-    for k = 1, #recs do
-      local tok, rec = toks[c + k - 1], recs[k]
-      if rec and not DROPPED[tok] and not (split and redis.call('ZSCORE', K_LEASES, tok)) then
-        if n >= limit then break end
-        requeue_rec(tok, rec)
-        n = n + 1
-      end
-      last = c + k - 1
+  for i = 1, tonumber(gi[1]) do toks[i] = g .. i end
+  read_records(toks)
+  local n = 0
+  for _, tok in ipairs(toks) do
+    local rec = REC[tok]
+    if rec and not DROPPED[tok] and not (split and redis.call('ZSCORE', K_LEASES, tok)) then
+      if n >= limit then return n end
+      requeue_rec(tok, rec)
+      n = n + 1
     end
-    if last < math.min(c + 999, size) then break end
   end
-  if last == size then redis.call('ZREM', K_LEASES, g) end
+  redis.call('ZREM', K_LEASES, g)
   return n
 end
 
