@@ -280,22 +280,27 @@ func (pt *Partitioned) lockGrant(ctx context.Context) (func(), error) {
 	}, nil
 }
 
-// byToken groups leases by the partition their token names, with the
-// partition's own token; leases of no partition are lost.
-func (pt *Partitioned) byToken(leases []tracker.Lease) (map[int][]tracker.Lease, []string) {
-	by := map[int][]tracker.Lease{}
+// byToken groups xs (leases, or what holds one: lease gives it) by the
+// partition their lease's token names, with the partition's own token;
+// those of no partition are lost.
+func byToken[T any](pt *Partitioned, xs []T, lease func(*T) *tracker.Lease) (map[int][]T, []string) {
+	by := map[int][]T{}
 	var lost []string
-	for _, l := range leases {
+	for _, x := range xs {
+		l := lease(&x)
 		p, t, ok := pt.untoken(l.Token)
 		if !ok {
 			lost = append(lost, l.Key)
 			continue
 		}
 		l.Token = t
-		by[p] = append(by[p], l)
+		by[p] = append(by[p], x)
 	}
 	return by, lost
 }
+
+// itself is byToken's lease of a lease.
+func itself(l *tracker.Lease) *tracker.Lease { return l }
 
 // lostKeys collects the keys of a *LostError into lost; any other error is
 // returned.
@@ -317,7 +322,7 @@ func (pt *Partitioned) Extend(ctx context.Context, leases []tracker.Lease, ttl t
 	if err := tracker.ValidateTTL(ttl); err != nil {
 		return nil, err
 	}
-	by, lost := pt.byToken(leases)
+	by, lost := byToken(pt, leases, itself)
 	var mu sync.Mutex
 	var out []tracker.Lease
 	err := some(by, func(p int) error {
@@ -432,17 +437,7 @@ func (pt *Partitioned) Fail(ctx context.Context, fs []tracker.Failure) error {
 	if err := pt.usable(); err != nil {
 		return err
 	}
-	by := map[int][]tracker.Failure{}
-	var lost []string
-	for _, f := range fs {
-		p, t, ok := pt.untoken(f.Lease.Token)
-		if !ok {
-			lost = append(lost, f.Lease.Key)
-			continue
-		}
-		f.Lease.Token = t
-		by[p] = append(by[p], f)
-	}
+	by, lost := byToken(pt, fs, func(f *tracker.Failure) *tracker.Lease { return &f.Lease })
 	var mu sync.Mutex
 	if err := some(by, func(p int) error {
 		err := pt.parts[p].Fail(ctx, by[p])
@@ -460,7 +455,7 @@ func (pt *Partitioned) Release(ctx context.Context, leases []tracker.Lease) erro
 	if err := pt.usable(); err != nil {
 		return err
 	}
-	by, lost := pt.byToken(leases)
+	by, lost := byToken(pt, leases, itself)
 	var mu sync.Mutex
 	if err := some(by, func(p int) error {
 		err := pt.parts[p].Release(ctx, by[p])
