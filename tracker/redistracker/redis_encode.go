@@ -27,19 +27,16 @@ const (
 
 	starveEvery = tracker.StarveEvery // STARVE_EVERY
 
-	// Kinds: how an item travels to add_item (lib.lua).
-	kindID          = "i" // KIND_ID: a numeric ID below 2^40 (bitmap dedup)
-	kindFingerprint = "f" // KIND_FP: the two parts of its fingerprint
-
 	// Error codes: the first word of a script's error reply.
 	codeStateLost = "STATELOST" // STATE_LOST_CODE: the crawl record is gone or replaced (check_crawl)
 )
 
-// How an item travels to the scripts (lua/lib.lua, add_item): kindID for a
-// numeric ID below 2^40 (bitmap), kindFingerprint with the two parts of its
-// fingerprint for anything else; then its pending entry.
-
-// appendItem appends the 4 script arguments of it to args.
+// appendItem appends the 3 script arguments of it to args (lua/lib.lua,
+// add_item): a numeric ID below 2^40 and "" (bitmap dedup), or the two
+// parts of its fingerprint for anything else, x in hex (Lua reads it with
+// strtoul, where a decimal goes through strtod's multi-precision path);
+// then its pending entry. Three, not four with a kind: each argument is a
+// Lua string redis-server makes.
 func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 	e := pendingEntry(it.Key, it.Depth, 0)
 	if it.Priority != 0 || len(it.Labels) > 0 {
@@ -47,7 +44,7 @@ func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 	}
 	id, numeric := tracker.NumericID(it.Key)
 	if numeric && id < hugeID {
-		return append(args, kindID, it.Key, "", e)
+		return append(args, it.Key, "", e)
 	}
 	fp := tracker.FingerprintOf(it.Key)
 	if numeric {
@@ -56,7 +53,7 @@ func (r *Tracker) appendItem(args []any, it tracker.Item) []any {
 		fp = hugeFingerprint(it.Key)
 	}
 	x, m := fpParts(fp, r.fpBase)
-	return append(args, kindFingerprint, strconv.FormatUint(x, 10), strconv.FormatInt(m, 10), e)
+	return append(args, strconv.FormatUint(x, 16), strconv.FormatInt(m, 10), e)
 }
 
 // pendingEntry is the compact form of an item in the pending list: the bare

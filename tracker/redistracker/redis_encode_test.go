@@ -16,8 +16,8 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagExt": strconv.Itoa(tagExt), "tagNamed": strconv.Itoa(tagNamed),
 		"tagRevisit":     strconv.Itoa(tagRevisit),
 		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
-		"kindID": kindID, "kindFingerprint": kindFingerprint, "codeStateLost": codeStateLost,
-		"workerMemory": strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen),
+		"codeStateLost": codeStateLost,
+		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen),
 	}
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {

@@ -34,7 +34,7 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	for len(items) > 0 {
 		chunk := items[:min(addChunk, len(items))]
 		items = items[len(chunk):]
-		args := make([]any, 0, 2+4*len(chunk))
+		args := make([]any, 0, 2+3*len(chunk))
 		args = append(args, r.seenID(), r.freshID)
 		for _, it := range chunk {
 			args = r.appendItem(args, it)
@@ -126,28 +126,42 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			return out, err
 		}
 		v, _ := res.([]any)
-		if len(v) < 2 || (len(v)-2)%5 != 0 || (len(v)-2)/5 > want {
+		c := -1 // leases in this reply
+		if len(v) >= 3 {
+			n, _ := v[2].(int64)
+			c = int(n)
+		}
+		if c < 0 || c > want || len(v) < 3+3*c || (len(v)-3-3*c)%3 != 0 {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
-		for i := 2; i+4 < len(v); i += 5 {
-			key, _ := v[i].(string)
-			depth, _ := v[i+1].(int64)
-			attempts, _ := v[i+2].(int64)
-			ms, _ := v[i+3].(string)
-			hdr, _ := v[i+4].(string)
+		first := len(out)
+		for i := range c {
+			key, _ := v[3+3*i].(string)
+			depth, _ := v[4+3*i].(int64)
+			attempts, _ := v[5+3*i].(int64)
+			out = append(out, tracker.Lease{
+				Item:   tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
+				Worker: worker, Token: tracker.LeaseToken(tokens[i]), Deadline: deadline,
+			})
+		}
+		// Then (i, meta, revisit header) of the leases that carry either.
+		for x := 3 + 3*c; x+2 < len(v); x += 3 {
+			i, _ := v[x].(int64)
+			ms, _ := v[x+1].(string)
+			hdr, _ := v[x+2].(string)
+			if i < 1 || int(i) > c {
+				return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
+			}
 			m := decodeMeta(ms)
 			visits, validators, err := parseRevisitHeader(hdr)
 			if err != nil {
 				return out, err
 			}
-			out = append(out, tracker.Lease{
-				Item: tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts),
-					Priority: m.priority, Labels: m.labels},
-				Worker: worker, Token: tracker.LeaseToken(tokens[(i-2)/5]), Deadline: deadline,
-				Visits: max(visits, m.visits), Validators: validators,
-			})
+			l := &out[first+int(i)-1]
+			l.Priority, l.Labels = m.priority, m.labels
+			l.Visits, l.Validators = max(visits, m.visits), validators
 		}
 		more, _ := v[0].(int64)
 		if more >= 2 && len(out) > 0 {
@@ -208,51 +222,65 @@ func (r *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 }
 
 // Complete marks held leases done and adds what was discovered in them,
-// atomically per completion.
+// atomically per completion, in calls of at most argsChunk arguments.
 func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	if r.closed.Load() {
 		return tracker.ErrClosed
 	}
-	if err := tracker.ValidateCompletions(cs); err != nil || len(cs) == 0 {
+	if err := tracker.ValidateCompletions(cs); err != nil {
 		return err
 	}
 	var lost []string
-	var args []any
-	send := func() error {
-		if len(args) == 0 {
-			return nil
+	for len(cs) > 0 {
+		n, size := 0, 3
+		for ; n < len(cs); n++ {
+			need := 3
+			if len(cs[n].Discovered) > 0 || revisitArg(cs[n]) != "" {
+				need += 3 + 3*len(cs[n].Discovered)
+			}
+			if n > 0 && size+need > argsChunk {
+				break // a completion is never split
+			}
+			size += need
 		}
-		res, err := r.run(ctx, "complete", r.scripts.complete, r.keys.fixed, args...)
-		args = args[:0]
+		res, err := r.run(ctx, "complete", r.scripts.complete, r.keys.fixed, r.completeArgs(cs[:n], size)...)
 		lost = appendStrings(lost, res)
-		return err
+		if err != nil {
+			return err
+		}
+		cs = cs[n:]
 	}
-	// complete.lua's ARGV[6]: the one worker of them all, or "" (each
-	// lease's record then says).
-	worker := cs[0].Lease.Worker
+	return tracker.Lost(lost)
+}
+
+// completeArgs is complete.lua's ARGV from 6 on, size values: the worker
+// and the lease group of them all (or ""), then (token, record, bytes) per
+// completion, then (index, revisit, m, m discoveries) for those with a
+// revisit or discoveries only.
+func (r *Tracker) completeArgs(cs []tracker.Completion, size int) []any {
+	worker, group := cs[0].Lease.Worker, groupOf(string(cs[0].Lease.Token))
 	for _, c := range cs {
 		if c.Lease.Worker != worker {
 			worker = ""
 		}
+		if groupOf(string(c.Lease.Token)) != group {
+			group = ""
+		}
 	}
+	args := make([]any, 0, size)
+	args = append(args, worker, group, len(cs))
 	for _, c := range cs {
-		if len(args) > 1 && len(args)+5+4*len(c.Discovered) > argsChunk {
-			if err := send(); err != nil {
-				return err
+		args = append(args, string(c.Lease.Token), leaseRecord(c.Lease), c.Bytes)
+	}
+	for i, c := range cs {
+		if rv := revisitArg(c); rv != "" || len(c.Discovered) > 0 {
+			args = append(args, i+1, rv, len(c.Discovered))
+			for _, it := range c.Discovered {
+				args = r.appendItem(args, it)
 			}
 		}
-		if len(args) == 0 {
-			args = append(args, worker)
-		}
-		args = append(args, string(c.Lease.Token), leaseRecord(c.Lease), c.Bytes, len(c.Discovered), revisitArg(c))
-		for _, it := range c.Discovered {
-			args = r.appendItem(args, it)
-		}
 	}
-	if err := send(); err != nil {
-		return err
-	}
-	return tracker.Lost(lost)
+	return args
 }
 
 // Fail records failures: retryable ones are delayed by the backoff (at least

@@ -97,6 +97,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"CompleteDiscovered", testCompleteDiscovered},
 		{"CompleteMixedLost", testCompleteMixedLost},
 		{"CompleteWorkersAndSwapped", testCompleteWorkersAndSwapped},
+		{"CompleteLarge", testCompleteLarge},
 		{"Workers", testWorkers},
 		{"StatsRandom", testStatsRandom},
 		{"ManyKeys", testManyKeys},

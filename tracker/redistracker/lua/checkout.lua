@@ -9,11 +9,14 @@
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
--- Returns {more, crawl id, key1, depth1, attempts1, meta1, revisit header1
---   ('' for none), ...}, the i-th
---   lease's token is ARGV[14+i] (meta: '' or as lib.lua's meta_out writes
---   it, label names for ids); more is 1 when the scan budget ran out before n items were found (seen IDs of a
---   range were skipped): call again; 2 when the crawl is paused (no leases;
+-- Returns {more, crawl id, c, key1, depth1, attempts1, ..., keyc, depthc,
+--   attemptsc, then (i, meta, revisit header) for each lease i that has a
+--   meta or a revisit header ('' for none; meta as lib.lua's meta_out
+--   writes it, label names for ids)}: three values a plain lease, each
+--   value one more the reply conversion pays for. The i-th lease's token is
+--   ARGV[14+i]. more is 1 when the scan budget ran out before n items were
+--   found (seen IDs of a range were skipped): call again; 2 when the crawl
+--   is paused (no leases;
 --   expired leases and due retries still move, the worker is still seen); 3
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
 --   2). STATE_LOST when the crawl's state vanished: an empty queue must not
@@ -28,13 +31,13 @@
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT, one HMGET of
 --   the level counts), and a few calls per batch and level, not per item.
-local ARGV, string = ARGV, string -- registers: string is a global (~200 instructions a read in Redis 7, the protected globals table), ARGV the library's upvalue
-local n = tonumber(ARGV[6])
-local deadline = itoa(NOW + tonumber(ARGV[7]))
+local ARGV = ARGV -- a register, not the library's upvalue, in the per-item loops
+local n = tonum(ARGV[6])
+local deadline = itoa(NOW + tonum(ARGV[7]))
 local worker = ARGV[8]
 local make_record = record_head(worker)
-local rq = tonumber(ARGV[9])
-local budget = tonumber(ARGV[10])
+local rq = tonum(ARGV[9])
+local budget = tonum(ARGV[10])
 local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
@@ -42,19 +45,20 @@ requeue_expired(rq)
 promote_delayed(rq)
 promote_revisits(math.max(n, rq))
 
-local out = {0, id}
-if redis.call('EXISTS', KEYS[12]) == 1 then
+local out = {0, id, 0}
+local xs = {} -- (i, meta, header) of the leases with either
+if rcall('EXISTS', KEYS[12]) == 1 then
   out[1] = 2
   n = 0
 end
 -- The limits, as tracker.Limits.Room: at most max pages − done − leased
 -- leases (expired ones just requeued are no longer leased: D.leased), none
 -- once the bytes done reach max bytes. O(1).
-local max_pages, max_bytes = tonumber(ARGV[13]), tonumber(ARGV[14])
+local max_pages, max_bytes = tonum(ARGV[13]), tonum(ARGV[14])
 if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
-  local c = redis.call('HMGET', K_STATS, 'done', 'leased', 'bytes')
-  local left = max_pages - tonumber(c[1] or '0') - tonumber(c[2] or '0') - D.leased
-  if max_bytes > 0 and tonumber(c[3] or '0') >= max_bytes then
+  local c = rcall('HMGET', K_STATS, 'done', 'leased', 'bytes')
+  local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - D.leased
+  if max_bytes > 0 and tonum(c[3] or '0') >= max_bytes then
     out[1], n = 4, 0
   elseif max_pages > 0 and left <= 0 then
     out[1], n = 3, 0
@@ -77,12 +81,14 @@ local function lease(key, depth, attempts, meta)
   else
     recs[r] = make_record(key, depth, attempts, HDR)
   end
-  r = 5 * count - 2
+  r = 3 * count + 1
   out[r] = key
   out[r + 1] = depth
   out[r + 2] = attempts
-  out[r + 3] = meta and meta_out(meta) or ''
-  out[r + 4] = HDR
+  if meta or HDR ~= '' then
+    local x = #xs
+    xs[x + 1], xs[x + 2], xs[x + 3] = count, meta and meta_out(meta) or '', HDR
+  end
 end
 
 local function skipped(k)
@@ -93,9 +99,9 @@ end
 -- carve leases IDs from a run or range entry, up to count = goal, and
 -- returns what is left of it (nil when used up).
 local function carve(e, goal)
-  local c = string.byte(e, 1)
+  local c = s_byte(e, 1)
   if c == TAG_HUGE_RANGE then -- decimal strings, fingerprint dedup
-    local lo, hi = string.match(e, '^' .. S_HUGE_RANGE .. '(%d+):(%d+)$')
+    local lo, hi = s_match(e, '^' .. S_HUGE_RANGE .. '(%d+):(%d+)$')
     while dec_le(lo, hi) and count < goal and budget > 0 do
       budget = budget - 1
       local x, m = fp_huge(lo)
@@ -105,8 +111,8 @@ local function carve(e, goal)
     if dec_le(lo, hi) then return S_HUGE_RANGE .. lo .. ':' .. hi end
     return nil
   end
-  local lo, hi = string.match(e, '^.(%d+):(%d+)$')
-  lo, hi = tonumber(lo), tonumber(hi)
+  local lo, hi = s_match(e, '^.(%d+):(%d+)$')
+  lo, hi = tonum(lo), tonum(hi)
   if c == TAG_RUN then -- lease as is
     local take = math.min(goal - count, hi - lo + 1)
     for id = lo, lo + take - 1 do lease(itoa(id), 0, 0) end
@@ -115,12 +121,12 @@ local function carve(e, goal)
     while lo <= hi and count < goal and budget > 0 do
       budget = budget - 1
       local k, off = id_shard(lo)
-      if redis.call('GETBIT', k, off) == 0 then
+      if rcall('GETBIT', k, itoa(off)) == 0 then
         id_mark(lo)
         lease(itoa(lo), 0, 0)
         lo = lo + 1
       else
-        local p = redis.call('BITPOS', k, 0, off, SHARD_BITS - 1, 'BIT')
+        local p = rcall('BITPOS', k, '0', itoa(off), itoa(SHARD_BITS - 1), 'BIT')
         if p < 0 then p = SHARD_BITS end -- shards are full size: all seen to its end
         local nxt = math.min(lo - off + p, hi + 1)
         skipped(nxt - lo)
@@ -138,20 +144,23 @@ end
 -- was used up (LTRIM) and rewrites a part-carved range (LSET).
 local function take(list, goal)
   while count < goal and budget > 0 do
-    local es = redis.call('LRANGE', list, 0, goal - count - 1)
+    local es = rcall('LRANGE', list, '0', itoa(goal - count - 1))
     if #es == 0 then break end
     local used, rest = 0, nil
     for _, e in ipairs(es) do
       if count >= goal or budget <= 0 then break end
       HDR = ''
-      if string.byte(e, 1) == TAG_REVISIT then HDR, e = split_revisit(e) end
-      local c = string.byte(e, 1)
+      local c = s_byte(e, 1)
+      if c == TAG_REVISIT then
+        HDR, e = split_revisit(e)
+        c = s_byte(e, 1)
+      end
       if c == TAG_RUN or c == TAG_RANGE or c == TAG_HUGE_RANGE then
         rest = carve(e, goal)
         if rest then break end
       elseif c == TAG_ITEM then
-        local d, a, p = string.match(e, '^' .. S_ITEM .. '(%d+):(%d+):()')
-        lease(string.sub(e, p), tonumber(d), tonumber(a))
+        local d, a, p = s_match(e, '^' .. S_ITEM .. '(%d+):(%d+):()')
+        lease(s_sub(e, p), tonum(d), tonum(a))
       elseif c == TAG_EXT then
         lease(parse_ext(e))
       else
@@ -159,13 +168,13 @@ local function take(list, goal)
       end
       used = used + 1
     end
-    if used > 0 then redis.call('LTRIM', list, used, -1) end
-    if rest then redis.call('LSET', list, 0, rest) end
+    if used > 0 then rcall('LTRIM', list, itoa(used), '-1') end
+    if rest then rcall('LSET', list, '0', rest) end
   end
 end
 
 if n > 0 then
-  local c = redis.call('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+  local c = rcall('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
   -- A crawl that never used a priority has none of the fields: one pass
   -- over nils, and the plain path.
   local used = next(PD) ~= nil
@@ -176,17 +185,17 @@ if n > 0 then
   local counts, above = {}, 0
   if used then
     for p = 1, 9 do
-      counts[p] = math.max(0, tonumber(c[p + 2] or '0') + (PD[P_FIELDS[p]] or 0))
+      counts[p] = math.max(0, tonum(c[p + 2] or '0') + (PD[P_FIELDS[p]] or 0))
       above = above + counts[p]
     end
   end
   if above == 0 then
     take(K_PENDING, n)
   else
-    counts[0] = math.max(0, tonumber(c[1] or '0') + D.pending - above)
+    counts[0] = math.max(0, tonum(c[1] or '0') + D.pending - above)
     -- The plan, as tracker.PlanLevels: per lease, the highest non-empty
     -- level, or the lowest once STARVE_EVERY - 1 leases passed it by.
-    local skip0 = tonumber(c[2] or '0')
+    local skip0 = tonum(c[2] or '0')
     local skip, want = skip0, {}
     for _ = 1, n do
       local hi, lo
@@ -211,7 +220,7 @@ if n > 0 then
         level_count(p, before - count)
       end
     end
-    if skip ~= skip0 then redis.call('HSET', K_STATS, 'pskip', itoa(skip)) end
+    if skip ~= skip0 then rcall('HSET', K_STATS, 'pskip', itoa(skip)) end
   end
 end
 if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
@@ -219,16 +228,19 @@ if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
 if count > 0 then
   -- One group (lib.lua's lease groups): its prefix is the first token's
   -- without the counter's '1'.
-  local g = string.sub(ARGV[15], 1, -2)
+  local g = s_sub(ARGV[15], 1, -2)
   call_multi('HSET', K_LEASE, recs, 1000)
-  redis.call('ZADD', K_LEASES, deadline, g)
-  redis.call('SADD', KEYS[11], g)
-  redis.call('HSET', K_GROUPS, g, count, g .. 'n', count)
+  rcall('ZADD', K_LEASES, deadline, g)
+  rcall('SADD', KEYS[11], g)
+  rcall('HSET', K_GROUPS, g, itoa(count), g .. 'n', itoa(count))
   D.leased = D.leased + count
   D.pending = D.pending - count
 end
 
-seen_worker(worker, tonumber(ARGV[7]))
+seen_worker(worker, tonum(ARGV[7]))
 if count > 0 then worker_count(worker, 'out', count) end
 flush()
+out[3] = count
+local o = 3 * count + 3
+for j = 1, #xs do out[o + j] = xs[j] end
 return out

@@ -27,9 +27,9 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local gi = redis.call('HMGET', K_GROUPS, g, g .. 's')
+  local gi = rcall('HMGET', K_GROUPS, g, g .. 's')
   if gi[1] and not gi[2] and tonumber(gi[1]) == #toks then
-    redis.call('ZADD', K_LEASES, 'XX', deadline, g)
+    rcall('ZADD', K_LEASES, 'XX', deadline, g)
   else
     local zargs = {}
     for _, t in ipairs(toks) do
@@ -37,7 +37,7 @@ for g, toks in pairs(groups) do
       zargs[#zargs + 1] = t
     end
     call_multi('ZADD', K_LEASES, zargs, 1000)
-    if gi[1] and not gi[2] then redis.call('HSET', K_GROUPS, g .. 's', '1') end
+    if gi[1] and not gi[2] then rcall('HSET', K_GROUPS, g .. 's', '1') end
   end
 end
 for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6])) end

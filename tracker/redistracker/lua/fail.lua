@@ -17,7 +17,7 @@ for i = 6, #ARGV, 5 do
       to_failed(key, l.depth, l.attempts, ARGV[i + 4], l.meta)
       rv_mark(key, l.hdr, 0)
     else
-      redis.call('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), l.hdr .. entry(key, l.depth, l.attempts, l.meta))
+      rcall('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), l.hdr .. entry(key, l.depth, l.attempts, l.meta))
       D.delayed = D.delayed + 1
       lmove(l.meta, 'leased', 'delayed')
     end

@@ -11,11 +11,18 @@
 -- and complete. Its locals therefore live across calls: begin (at the end)
 -- sets every per-call one afresh. KEYS and ARGV are the library's locals
 -- (upvalues), set by each function's callback. A global read (string,
--- tonumber) costs ~200, Redis 7 reads globals through a protected table, so
--- per-item loops read them through locals; string.format and tonumber cost
--- 1-3k each, so per-item work avoids them (record_head, the tokens and lease
--- records Go sends); batch commands (one HSET/ZADD/SADD per call) beat a
--- redis.call per item.
+-- tonumber, redis) costs ~200, Redis 7 reads globals through a protected
+-- table, so the code reads the C functions it calls through upvalues
+-- (rcall, s_byte, ... set by init); number-to-string through printf's
+-- floating point costs ~2k (itoa writes integers from digit tables, and no
+-- number is handed to redis.call, which would print it with '%.17g'), a
+-- decimal's tonumber ~1k (strtod), a hex one's far less (strtoul); each
+-- argument and each value returned is a Lua string made or read, ~1k, so
+-- the wire formats send and return only what an item needs (add_item's 3,
+-- complete's 3 per plain completion, checkout's 3 per plain lease); batch
+-- commands (one HSET/ZADD/SADD per call) beat a redis.call per item, each
+-- ~3-8k. callgrind, redis-server instructions per item of a batch of 64
+-- (add, checkout, complete): 76.7k before these, 60.8k after.
 --
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
@@ -77,12 +84,23 @@ local TAG_REVISIT = 7    -- Go: tagRevisit
 local TAG_MAX = 7        -- Go: tagMax (a bare key's first byte is above it)
 local FLAG_VALIDATORS = 1 -- Go: flagValidators
 local STARVE_EVERY = 8   -- Go: starveEvery (tracker.StarveEvery)
-local KIND_ID = 'i'      -- Go: kindID (an add argument: numeric ID < 2^40, bitmap dedup)
-local KIND_FP = 'f'      -- Go: kindFingerprint (an add argument: fingerprint dedup)
 -- The tags as strings: begin sets them at the first call (a library's top
 -- level runs without the string library in Redis 7.0).
 local S_RUN, S_ITEM, S_HUGE_RANGE
 local S_EXT
+
+-- The C functions of the hot paths, read once (init, at the first call): a
+-- global read costs ~200 instructions in Redis 7 (the globals are an empty
+-- table whose __index is the real one), an upvalue read a few.
+local rcall, s_byte, s_sub, s_match, s_find, s_format, tonum, nxt
+
+-- DEC[n] is n in decimal for 0 <= n < 1000, DEC3[n] the same on three
+-- digits (init): itoa and fp_key write integers with them. string.format's
+-- '%.0f', Lua's own number-to-string ('%.14g') and redis.call's ('%.17g',
+-- for a number argument) go through printf's floating point, ~2,000
+-- instructions an integer; hence also every number a script hands
+-- redis.call is a string.
+local DEC, DEC3
 
 -- Per call (begin, at the end of this file, sets them from KEYS and ARGV):
 -- the keys, the key prefix, now, the fingerprint base level, max attempts.
@@ -98,8 +116,32 @@ local MAX_ATTEMPTS
 -- exactly one 1 KiB allocation (keys.go: idShardBits).
 local SHARD_BITS = 8144
 
--- Lua numbers are doubles: print integers without exponent.
-local function itoa(n) return string.format('%.0f', n) end
+-- dec writes a non-negative integer below 2^53 in decimal, three digits at
+-- a time.
+local function dec(n)
+  if n < 1000 then return DEC[n] end
+  local a = n % 1000
+  n = (n - a) / 1000
+  if n < 1000 then return DEC[n] .. DEC3[a] end
+  local b = n % 1000
+  n = (n - b) / 1000
+  if n < 1000 then return DEC[n] .. DEC3[b] .. DEC3[a] end
+  local c = n % 1000
+  n = (n - c) / 1000
+  if n < 1000 then return DEC[n] .. DEC3[c] .. DEC3[b] .. DEC3[a] end
+  local d = n % 1000
+  return dec((n - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[b] .. DEC3[a]
+end
+
+-- itoa writes an integer without exponent (Lua numbers are doubles); what
+-- is no integer below 2^53 in magnitude goes through '%.0f'.
+local function itoa(n)
+  local s = DEC[n] -- 0..999; no index for a fraction
+  if s then return s end
+  if n % 1 ~= 0 or n >= 9007199254740992 or n <= -9007199254740992 then return s_format('%.0f', n) end
+  if n < 0 then return '-' .. dec(-n) end
+  return dec(n)
+end
 
 -- D accumulates the counter changes of a call (every field of STAT_FIELDS,
 -- from 0: begin); flush writes them once.
@@ -112,9 +154,9 @@ local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 
 -- the whole for anything else.
 local function split_revisit(s, p)
   p = p or 1
-  if string.byte(s, p) ~= TAG_REVISIT then return '', string.sub(s, p) end
-  local e = p + 1 + string.byte(s, p + 1)
-  return string.sub(s, p, e), string.sub(s, e + 1)
+  if s_byte(s, p) ~= TAG_REVISIT then return '', s_sub(s, p) end
+  local e = p + 1 + s_byte(s, p + 1)
+  return s_sub(s, p, e), s_sub(s, e + 1)
 end
 
 -- rv_mark sets (v 1) or clears (v 0) the bit of key, a numeric ID below
@@ -122,10 +164,10 @@ end
 -- rvid:<shard>: the IDs with a revisit waiting or in flight, which a recrawl
 -- of the ranges leaves to the revisit index. stats' rvids counts the bits set.
 local function rv_mark(key, hdr, v)
-  if hdr == '' or string.byte(hdr, 3) % 2 == 0 then return end
-  local id = tonumber(key)
+  if hdr == '' or s_byte(hdr, 3) % 2 == 0 then return end
+  local id = tonum(key)
   local s = math.floor(id / SHARD_BITS)
-  if redis.call('SETBIT', PREFIX .. 'rvid:' .. itoa(s), id - s * SHARD_BITS, v) ~= v then
+  if rcall('SETBIT', PREFIX .. 'rvid:' .. itoa(s), itoa(id - s * SHARD_BITS), itoa(v)) ~= v then
     D.rvids = D.rvids + (v == 1 and 1 or -1)
   end
 end
@@ -134,8 +176,8 @@ end
 
 -- meta_dec parses "p:l:v:f" (fields may be missing) into a table.
 local function meta_dec(ms)
-  local p, l, v, f = string.match(ms, '^(%d*):?([^:]*):?(%d*):?(%d*)')
-  return {p = tonumber(p) or 0, l = l or '', v = tonumber(v) or 0, f = tonumber(f) or 0}
+  local p, l, v, f = s_match(ms, '^(%d*):?([^:]*):?(%d*):?(%d*)')
+  return {p = tonum(p) or 0, l = l or '', v = tonum(v) or 0, f = tonum(f) or 0}
 end
 
 -- meta_enc writes m, or returns nil when m is nil or carries nothing.
@@ -152,14 +194,14 @@ end
 local function entry(key, depth, attempts, meta)
   local ms = meta_enc(meta)
   if ms then return S_EXT .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. ms .. ';' .. key end
-  if depth == 0 and attempts == 0 and string.byte(key, 1) > TAG_MAX then return key end
+  if depth == 0 and attempts == 0 and s_byte(key, 1) > TAG_MAX then return key end
   return S_ITEM .. itoa(depth) .. ':' .. itoa(attempts) .. ':' .. key
 end
 
 -- parse_ext parses a TAG_EXT (or TAG_NAMED) entry: key, depth, attempts, meta.
 local function parse_ext(e)
-  local d, a, ms, p = string.match(e, '^.(%d+):(%d+):([^;]*);()')
-  return string.sub(e, p), tonumber(d), tonumber(a), meta_dec(ms)
+  local d, a, ms, p = s_match(e, '^.(%d+):(%d+):([^;]*);()')
+  return s_sub(e, p), tonum(d), tonum(a), meta_dec(ms)
 end
 
 -- with_meta prefixes a record or failinfo value with "+meta;" when m carries any.
@@ -171,9 +213,9 @@ end
 
 -- split_meta undoes with_meta: the value without the prefix, and its meta (or nil).
 local function split_meta(v)
-  if string.byte(v, 1) ~= 43 then return v, nil end -- '+'
-  local ms, q = string.match(v, '^%+([^;]*);()')
-  return string.sub(v, q), meta_dec(ms)
+  if s_byte(v, 1) ~= 43 then return v, nil end -- '+'
+  local ms, q = s_match(v, '^%+([^;]*);()')
+  return s_sub(v, q), meta_dec(ms)
 end
 
 local function record(key, depth, attempts, worker, meta)
@@ -205,10 +247,10 @@ end
 local function parse_record(rec)
   local meta
   rec, meta = split_meta(rec)
-  local a, d, n, p = string.match(rec, '^(%d+):(%d+):(%d+):()')
-  n = tonumber(n)
+  local a, d, n, p = s_match(rec, '^(%d+):(%d+):(%d+):()')
+  n = tonum(n)
   local hdr, key = split_revisit(rec, p + n)
-  return key, tonumber(d), tonumber(a), string.sub(rec, p, p + n - 1), meta, hdr
+  return key, tonum(d), tonum(a), s_sub(rec, p, p + n - 1), meta, hdr
 end
 
 -- ---- labels: the crawl's table (derived key labels: name -> id, '#'<id> ->
@@ -222,10 +264,10 @@ local LID, LNAME = {}, {}
 local function label_id(name)
   local id = LID[name]
   if id then return id end
-  id = redis.call('HGET', K_LABELS, name)
+  id = rcall('HGET', K_LABELS, name)
   if not id then
-    id = itoa(redis.call('HINCRBY', K_LABELS, '#', 1))
-    redis.call('HSET', K_LABELS, name, id, '#' .. id, name)
+    id = itoa(rcall('HINCRBY', K_LABELS, '#', '1'))
+    rcall('HSET', K_LABELS, name, id, '#' .. id, name)
   end
   LID[name] = id
   return id
@@ -237,7 +279,7 @@ local function label_names(l)
   for id in string.gmatch(l, '%d+') do
     local name = LNAME[id]
     if not name then
-      name = redis.call('HGET', K_LABELS, '#' .. id) or ('#' .. id)
+      name = rcall('HGET', K_LABELS, '#' .. id) or ('#' .. id)
       LNAME[id] = name
     end
     out[#out + 1] = name
@@ -254,7 +296,7 @@ end
 
 -- has_label says whether m carries label id lid.
 local function has_label(m, lid)
-  return m ~= nil and m.l ~= '' and string.find('.' .. m.l .. '.', '.' .. lid .. '.', 1, true) ~= nil
+  return m ~= nil and m.l ~= '' and s_find('.' .. m.l .. '.', '.' .. lid .. '.', 1, true) ~= nil
 end
 
 -- LD accumulates the per-label counter changes; flush writes them.
@@ -302,11 +344,11 @@ end
 
 -- level_of is the priority of an entry (0 unless TAG_EXT) and its meta.
 local function level_of(e)
-  if string.byte(e, 1) == TAG_REVISIT then
+  if s_byte(e, 1) == TAG_REVISIT then
     local _
     _, e = split_revisit(e)
   end
-  if string.byte(e, 1) ~= TAG_EXT then return 0, nil end
+  if s_byte(e, 1) ~= TAG_EXT then return 0, nil end
   local _, _, _, m = parse_ext(e)
   return m.p, m
 end
@@ -314,7 +356,7 @@ end
 -- pend puts entry e, of priority p, back in pending: at the head of its
 -- level (front: it was leased first) or at the tail.
 local function pend(e, p, front)
-  redis.call(front and 'LPUSH' or 'RPUSH', level_key(p), e)
+  rcall(front and 'LPUSH' or 'RPUSH', level_key(p), e)
   level_count(p, 1)
   D.pending = D.pending + 1
 end
@@ -328,7 +370,7 @@ local REC, DROPPED = {}, {}
 local function read_records(toks)
   for i = 1, #toks, 1000 do
     local j = math.min(i + 999, #toks)
-    local recs = redis.call('HMGET', K_LEASE, unpack(toks, i, j))
+    local recs = rcall('HMGET', K_LEASE, unpack(toks, i, j))
     for k = i, j do REC[toks[k]] = recs[k - i + 1] end
   end
 end
@@ -344,7 +386,7 @@ end
 local function held(token, key)
   if DROPPED[token] then return nil end
   local rec = REC[token]
-  if rec == nil then rec = redis.call('HGET', K_LEASE, token) end
+  if rec == nil then rec = rcall('HGET', K_LEASE, token) end
   if not rec then return nil end
   local k, d, a, w, m, h = parse_record(rec)
   if k ~= key then return nil end
@@ -355,7 +397,7 @@ end
 -- step is even, so pairs stay together.
 local function call_multi(cmd, key, args, step)
   for i = 1, #args, step do
-    redis.call(cmd, key, unpack(args, i, math.min(i + step - 1, #args)))
+    rcall(cmd, key, unpack(args, i, math.min(i + step - 1, #args)))
   end
 end
 
@@ -375,15 +417,17 @@ local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
 local K_GROUPS -- PREFIX .. 'lg' (begin)
 
 -- group_of is the group prefix of a token.
-local function group_of(token) return string.sub(token, 1, TOKEN_PREFIX) end
+local function group_of(token) return s_sub(token, 1, TOKEN_PREFIX) end
 
 -- Lease deletions are collected and written in one call per key at flush.
 local DROP_TOKENS, DROP_BY_GROUP = {}, {}
 
-local function drop_lease(token, worker)
+-- drop_lease drops the lease of token, of worker's group g (group_of(token)
+-- when nil).
+local function drop_lease(token, worker, g)
   DROPPED[token] = true
   DROP_TOKENS[#DROP_TOKENS + 1] = token
-  local g = group_of(token)
+  g = g or group_of(token)
   local d = DROP_BY_GROUP[g]
   if not d then
     d = {worker = worker}
@@ -395,9 +439,9 @@ end
 
 -- group_done forgets group g of worker, all its leases gone.
 local function group_done(g, worker)
-  redis.call('ZREM', K_LEASES, g)
-  redis.call('SREM', PREFIX .. 'wl:' .. worker, g)
-  redis.call('HDEL', K_GROUPS, g, g .. 'n', g .. 's')
+  rcall('ZREM', K_LEASES, g)
+  rcall('SREM', PREFIX .. 'wl:' .. worker, g)
+  rcall('HDEL', K_GROUPS, g, g .. 'n', g .. 's')
 end
 
 -- flush_drops deletes the dropped leases' records and counts them out of
@@ -407,13 +451,13 @@ local function flush_drops()
   if #DROP_TOKENS == 0 then return end
   call_multi('HDEL', K_LEASE, DROP_TOKENS, 1000)
   for g, toks in pairs(DROP_BY_GROUP) do
-    local live = redis.call('HINCRBY', K_GROUPS, g, -#toks)
+    local live = rcall('HINCRBY', K_GROUPS, g, itoa(-#toks))
     if live < 0 then -- no such group: leases of tokens of their own
-      redis.call('HDEL', K_GROUPS, g)
+      rcall('HDEL', K_GROUPS, g)
       call_multi('ZREM', K_LEASES, toks, 1000)
       call_multi('SREM', PREFIX .. 'wl:' .. toks.worker, toks, 1000)
     else
-      if redis.call('HEXISTS', K_GROUPS, g .. 's') == 1 then call_multi('ZREM', K_LEASES, toks, 1000) end
+      if rcall('HEXISTS', K_GROUPS, g .. 's') == 1 then call_multi('ZREM', K_LEASES, toks, 1000) end
       if live == 0 then group_done(g, toks.worker) end
     end
   end
@@ -422,8 +466,8 @@ end
 
 -- to_failed puts a leased item in failed.
 local function to_failed(key, depth, attempts, reason, meta)
-  redis.call('ZADD', K_FAILED, ARGV[2], key)
-  redis.call('HSET', K_FAILINFO, key, with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason, meta))
+  rcall('ZADD', K_FAILED, ARGV[2], key)
+  rcall('HSET', K_FAILINFO, key, with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason, meta))
   D.failed = D.failed + 1
   lmove(meta, 'leased', 'failed')
 end
@@ -431,8 +475,8 @@ end
 -- parse_failinfo returns attempts, depth, reason and meta (or nil).
 local function parse_failinfo(info)
   local v, m = split_meta(info)
-  local a, d, p = string.match(v, '^(%d+):(%d+):()')
-  return tonumber(a) or 0, tonumber(d) or 0, p and string.sub(v, p) or '', m
+  local a, d, p = s_match(v, '^(%d+):(%d+):()')
+  return tonum(a) or 0, tonum(d) or 0, p and s_sub(v, p) or '', m
 end
 
 -- ---- numeric IDs below 2^40: a bitmap in 1 KiB string shards ----
@@ -457,13 +501,13 @@ end
 local function id_mark(id)
   local k, off = id_shard(id)
   if not shard_ready[k] then
-    if redis.call('EXISTS', k) == 0 then
+    if rcall('EXISTS', k) == 0 then
       ZEROS = ZEROS or string.rep('\0', SHARD_BITS / 8)
-      redis.call('SET', k, ZEROS)
+      rcall('SET', k, ZEROS)
     end
     shard_ready[k] = true
   end
-  return redis.call('SETBIT', k, off, 1) == 0
+  return rcall('SETBIT', k, itoa(off), '1') == 0
 end
 
 -- ---- strings and IDs >= 2^40: 64-bit fingerprint members in intsets ----
@@ -475,38 +519,43 @@ local FP
 
 local function fp_state()
   if not FP then
-    local m = redis.call('HMGET', K_FPMETA, 'base', 'load', 'level', 'split', 'n')
-    local base = tonumber(m[1]) or FP_BASE
-    FP = {base = base, load = tonumber(m[2]) or tonumber(ARGV[4]), level = tonumber(m[3]) or base,
-          split = tonumber(m[4]) or 0, n = tonumber(m[5]) or 0, dirty = m[3] == false}
+    local m = rcall('HMGET', K_FPMETA, 'base', 'load', 'level', 'split', 'n')
+    local base = tonum(m[1]) or FP_BASE
+    FP = {base = base, load = tonum(m[2]) or tonum(ARGV[4]), level = tonum(m[3]) or base,
+          split = tonum(m[4]) or 0, n = tonum(m[5]) or 0, dirty = m[3] == false}
   end
   return FP
 end
 
 local function fp_flush()
   if FP and FP.dirty then
-    redis.call('HSET', K_FPMETA, 'base', itoa(FP.base), 'load', itoa(FP.load), 'level', itoa(FP.level),
+    rcall('HSET', K_FPMETA, 'base', itoa(FP.base), 'load', itoa(FP.load), 'level', itoa(FP.level),
       'split', itoa(FP.split), 'n', itoa(FP.n))
   end
 end
 
-local FP_KEYS = {}
+local PREFIX_FP -- PREFIX .. 'fp:' (begin)
 
+-- fp_key is the key of bucket b (< 2^40): one concatenation, three digits
+-- at a time (dec), where Lua's own b .. '' would print it with '%.14g'.
 local function fp_key(b)
-  local k = FP_KEYS[b]
-  if not k then
-    k = PREFIX .. 'fp:' .. b -- b < 2^40: concatenation prints it exactly (%.14g), cheaper than itoa
-    FP_KEYS[b] = k
-  end
-  return k
+  if b < 1000 then return PREFIX_FP .. DEC[b] end
+  local a = b % 1000
+  b = (b - a) / 1000
+  if b < 1000 then return PREFIX_FP .. DEC[b] .. DEC3[a] end
+  local c = b % 1000
+  b = (b - c) / 1000
+  if b < 1000 then return PREFIX_FP .. DEC[b] .. DEC3[c] .. DEC3[a] end
+  local d = b % 1000
+  return PREFIX_FP .. dec((b - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[a]
 end
 
 -- low_bits returns the 64-bit two's complement integer written in decimal
 -- in s, modulo m (a power of two, at most 2^30).
 local function low_bits(s, m)
-  local neg = string.byte(s, 1) == 45
+  local neg = s_byte(s, 1) == 45
   local r = 0
-  for i = neg and 2 or 1, #s do r = (r * 10 + string.byte(s, i) - 48) % m end
+  for i = neg and 2 or 1, #s do r = (r * 10 + s_byte(s, i) - 48) % m end
   if neg and r ~= 0 then r = m - r end
   return r
 end
@@ -518,40 +567,48 @@ local function fp_split(st)
   local bit = 2 ^ (L - st.base) -- member bit i is hash bit base+i
   local src, dst = fp_key(s), fp_key(s + 2 ^ L)
   local movers = {}
-  for _, m in ipairs(redis.call('SMEMBERS', src)) do
+  for _, m in ipairs(rcall('SMEMBERS', src)) do
     if low_bits(m, bit * 2) >= bit then movers[#movers + 1] = m end
   end
   for i = 1, #movers, 1000 do
     local j = math.min(i + 999, #movers)
-    redis.call('SADD', dst, unpack(movers, i, j))
-    redis.call('SREM', src, unpack(movers, i, j))
+    rcall('SADD', dst, unpack(movers, i, j))
+    rcall('SREM', src, unpack(movers, i, j))
   end
   s = s + 1
   if s == 2 ^ L then L, s = L + 1, 0 end
   st.level, st.split = L, s
 end
 
+-- fp_bucket is the bucket of a fingerprint's x (its low 40 hash bits) in
+-- the table's state st: x mod 2^level, or mod 2^(level+1) below the split
+-- pointer.
+local function fp_bucket(st, x)
+  local L = st.level
+  if st.mod_level ~= L then st.mod, st.mod2, st.mod_level = 2 ^ L, 2 ^ (L + 1), L end -- no pow() per item
+  local b = x % st.mod
+  if b < st.split then b = x % st.mod2 end
+  return b
+end
+
 -- fp_add adds a fingerprint (x: its low 40 hash bits; member: 64 bits from hash
 -- bit `base` on, as a signed decimal) and reports whether it was new.
 local function fp_add(x, member)
   local st = fp_state()
-  local L, s = st.level, st.split
-  if st.mod_level ~= L then st.mod, st.mod2, st.mod_level = 2 ^ L, 2 ^ (L + 1), L end
-  local b = x % st.mod
-  if b < s then b = x % st.mod2 end
-  if redis.call('SADD', fp_key(b), member) == 0 then return false end
+  if rcall('SADD', fp_key(fp_bucket(st, x)), member) == 0 then return false end
   st.n = st.n + 1
   st.dirty = true
-  if st.n > st.load * (st.mod + s) and L < 39 and L - st.base < 29 then fp_split(st) end -- st.mod = 2^L: no pow() per add
+  local L = st.level
+  if st.n > st.load * (st.mod + st.split) and L < 39 and L - st.base < 29 then fp_split(st) end -- st.mod = 2^L
   return true
 end
 
 -- hex_to_decimal converts 16 hex digits (a 64-bit two's complement integer)
 -- to signed decimal, with base 10^7 limbs so doubles stay exact.
 local function hex_to_decimal(h)
-  local neg = tonumber(string.sub(h, 1, 1), 16) >= 8
+  local neg = tonum(s_sub(h, 1, 1), 16) >= 8
   local chunks = {}
-  for i = 1, 16, 4 do chunks[#chunks + 1] = tonumber(string.sub(h, i, i + 3), 16) end
+  for i = 1, 16, 4 do chunks[#chunks + 1] = tonum(s_sub(h, i, i + 3), 16) end
   if neg then -- two's complement: invert and add one
     local carry = 1
     for i = 4, 1, -1 do
@@ -574,7 +631,7 @@ local function hex_to_decimal(h)
     end
   end
   local s = itoa(limbs[#limbs])
-  for i = #limbs - 1, 1, -1 do s = s .. string.format('%07d', limbs[i]) end
+  for i = #limbs - 1, 1, -1 do s = s .. s_format('%07d', limbs[i]) end
   if neg then s = '-' .. s end
   return s
 end
@@ -583,16 +640,16 @@ end
 -- u = bytes 0-7 and v = bytes 8-15 big-endian. Go's hugeFingerprint agrees.
 local function fp_huge(s)
   local h = redis.sha1hex(s)
-  local w = string.sub(h, 17, 32) .. string.sub(h, 1, 16) -- v..u, 128 bits
+  local w = s_sub(h, 17, 32) .. s_sub(h, 1, 16) -- v..u, 128 bits
   local q = FP_BASE / 4
-  return tonumber(string.sub(h, 7, 16), 16), hex_to_decimal(string.sub(w, 17 - q, 32 - q))
+  return tonum(s_sub(h, 7, 16), 16), hex_to_decimal(s_sub(w, 17 - q, 32 - q))
 end
 
 local function dec_inc(s)
   local i = #s
-  while i > 0 and string.byte(s, i) == 57 do i = i - 1 end
+  while i > 0 and s_byte(s, i) == 57 do i = i - 1 end
   if i == 0 then return '1' .. string.rep('0', #s) end
-  return string.sub(s, 1, i - 1) .. string.char(string.byte(s, i) + 1) .. string.rep('0', #s - i)
+  return s_sub(s, 1, i - 1) .. string.char(s_byte(s, i) + 1) .. string.rep('0', #s - i)
 end
 
 local function dec_le(a, b)
@@ -614,13 +671,13 @@ local TAIL, TAIL_RUN, TAIL_DIRTY
 -- as_run parses an entry that is a run of marked IDs (TAG_RUN "lo:hi", or a
 -- plain canonical ID below 2^40) into {lo, hi}; anything else gives nil.
 local function as_run(e)
-  local c = string.byte(e, 1)
+  local c = s_byte(e, 1)
   if c == TAG_RUN then
-    local lo, hi = string.match(e, '^' .. S_RUN .. '(%d+):(%d+)$')
-    return {tonumber(lo), tonumber(hi)}
+    local lo, hi = s_match(e, '^' .. S_RUN .. '(%d+):(%d+)$')
+    return {tonum(lo), tonum(hi)}
   end
-  if c >= 49 and c <= 57 and #e <= 13 and not string.find(e, '%D') then
-    local v = tonumber(e)
+  if c >= 49 and c <= 57 and #e <= 13 and not s_find(e, '%D') then
+    local v = tonum(e)
     if v < 1099511627776 then return {v, v} end
   end
   return nil
@@ -641,7 +698,7 @@ local function push_id(id)
     if type(last) ~= 'table' then last = nil end
   else
     if TAIL == nil then
-      TAIL = redis.call('LINDEX', K_PENDING, -1) or false
+      TAIL = rcall('LINDEX', K_PENDING, '-1') or false
       if TAIL then TAIL_RUN = as_run(TAIL) end
     end
     last = TAIL_RUN
@@ -655,13 +712,19 @@ local function push_id(id)
 end
 
 local function flush_push()
-  if TAIL_DIRTY then redis.call('LSET', K_PENDING, -1, run_entry(TAIL_RUN)) end
-  for i = 1, #PUSH do
-    if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+  if TAIL_DIRTY then rcall('LSET', K_PENDING, '-1', run_entry(TAIL_RUN)) end
+  if PUSH[1] ~= nil then
+    for i = 1, #PUSH do
+      if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+    end
+    call_multi('RPUSH', K_PENDING, PUSH, 1000)
+    PUSH = {}
   end
-  call_multi('RPUSH', K_PENDING, PUSH, 1000)
-  for p, es in pairs(PUSHL) do call_multi('RPUSH', level_key(p), es, 1000) end
-  PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
+  if nxt(PUSHL) ~= nil then
+    for p, es in pairs(PUSHL) do call_multi('RPUSH', level_key(p), es, 1000) end
+    PUSHL = {}
+  end
+  TAIL, TAIL_RUN, TAIL_DIRTY = nil, nil, nil
 end
 
 -- push_named stores a new item's TAG_NAMED entry as TAG_EXT (label names
@@ -695,26 +758,32 @@ local function push_named(e)
   lmove(m, nil, 'added')
 end
 
--- add_item adds one item unless seen; kind KIND_ID: a is an ID < 2^40; KIND_FP:
--- a and b are the fingerprint's x and member. e is its pending entry.
-local function add_item(kind, a, b, e)
-  if kind == KIND_ID then
-    local id = tonumber(a)
+-- add_item adds one item unless seen and returns 1 if it was new (the
+-- caller counts the new ones: added), else 0. a, b: an ID below 2^40 and
+-- '' (bitmap dedup), or a fingerprint's x in hex and its member (as
+-- fp_add takes them). e is its pending entry.
+local function add_item(a, b, e)
+  if b == '' then
+    local id = tonum(a)
     if not id_mark(id) then return 0 end
     if e == a then
       push_id(id)
-    elseif string.byte(e, 1) == TAG_NAMED then
+    elseif s_byte(e, 1) == TAG_NAMED then
       push_named(e)
     else
       PUSH[#PUSH + 1] = e
     end
   else
-    if not fp_add(tonumber(a), b) then return 0 end
-    if string.byte(e, 1) == TAG_NAMED then push_named(e) else PUSH[#PUSH + 1] = e end
+    if not fp_add(tonum(a, 16), b) then return 0 end
+    if s_byte(e, 1) == TAG_NAMED then push_named(e) else PUSH[#PUSH + 1] = e end
   end
-  D.pending = D.pending + 1
-  D.added = D.added + 1
   return 1
+end
+
+-- added counts n new items (add_item's) in pending and added.
+local function added(n)
+  D.pending = D.pending + n
+  D.added = D.added + n
 end
 
 -- ---- per-worker statistics (keys.go: w:<worker>) ----
@@ -736,10 +805,11 @@ end
 -- flush_workers adds the counters to records that still exist: a record
 -- gone (expired) is not brought back without its expiry.
 local function flush_workers()
+  if nxt(WSTAT) == nil then return end
   for worker, fields in pairs(WSTAT) do
     local k = PREFIX .. 'w:' .. worker
-    if redis.call('EXISTS', k) == 1 then
-      for f, n in pairs(fields) do redis.call('HINCRBY', k, f, n) end
+    if rcall('EXISTS', k) == 1 then
+      for f, n in pairs(fields) do rcall('HINCRBY', k, f, itoa(n)) end
     end
   end
   WSTAT = {}
@@ -751,12 +821,12 @@ end
 -- Cost: O(log(workers)).
 local function seen_worker(worker, ttl)
   local k = PREFIX .. 'w:' .. worker
-  redis.call('HSETNX', k, 'first', ARGV[2])
-  redis.call('HSET', k, 'seen', ARGV[2])
-  redis.call('PEXPIRE', k, itoa(ttl * WORKER_MEMORY))
-  redis.call('ZADD', K_WORKERS, itoa(NOW + ttl), worker)
-  local old = redis.call('ZRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - ttl * (WORKER_MEMORY - 1)), 'LIMIT', 0, 8)
-  if #old > 0 then redis.call('ZREM', K_WORKERS, unpack(old)) end
+  rcall('HSETNX', k, 'first', ARGV[2])
+  rcall('HSET', k, 'seen', ARGV[2])
+  rcall('PEXPIRE', k, itoa(ttl * WORKER_MEMORY))
+  rcall('ZADD', K_WORKERS, itoa(NOW + ttl), worker)
+  local old = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - ttl * (WORKER_MEMORY - 1)), 'LIMIT', '0', '8')
+  if #old > 0 then rcall('ZREM', K_WORKERS, unpack(old)) end
 end
 
 -- requeue_rec puts the lease of token, whose record is rec, back in
@@ -778,9 +848,9 @@ end
 -- requeue_token requeues the lease of a token with an entry of its own in
 -- the leases zset (or drops the entry of a lease gone).
 local function requeue_token(token)
-  local rec = redis.call('HGET', K_LEASE, token)
+  local rec = rcall('HGET', K_LEASE, token)
   if not rec then
-    redis.call('ZREM', K_LEASES, token)
+    rcall('ZREM', K_LEASES, token)
     return 0
   end
   requeue_rec(token, rec)
@@ -793,25 +863,25 @@ end
 -- at; short of that it stays, due, and the next call goes on. It returns
 -- how many it requeued.
 local function requeue_group(g, all, limit)
-  local gi = redis.call('HMGET', K_GROUPS, g .. 'n', g .. 's')
+  local gi = rcall('HMGET', K_GROUPS, g .. 'n', g .. 's')
   if not gi[1] then -- gone: its leases were all dropped
-    redis.call('ZREM', K_LEASES, g)
+    rcall('ZREM', K_LEASES, g)
     return 0
   end
   local split = gi[2] and not all
   local toks = {}
-  for i = 1, tonumber(gi[1]) do toks[i] = g .. i end
+  for i = 1, tonum(gi[1]) do toks[i] = g .. itoa(i) end
   read_records(toks)
   local n = 0
   for _, tok in ipairs(toks) do
     local rec = REC[tok]
-    if rec and not DROPPED[tok] and not (split and redis.call('ZSCORE', K_LEASES, tok)) then
+    if rec and not DROPPED[tok] and not (split and rcall('ZSCORE', K_LEASES, tok)) then
       if n >= limit then return n end
       requeue_rec(tok, rec)
       n = n + 1
     end
   end
-  redis.call('ZREM', K_LEASES, g)
+  rcall('ZREM', K_LEASES, g)
   return n
 end
 
@@ -819,14 +889,14 @@ end
 -- zset or of a wl:<worker> set: a group's prefix (its last byte '.') or a
 -- token.
 local function requeue_member(m, all, limit)
-  if string.byte(m, -1) == 46 then return requeue_group(m, all, limit) end
+  if s_byte(m, -1) == 46 then return requeue_group(m, all, limit) end
   return requeue_token(m)
 end
 
 local function requeue_expired(limit)
   if limit <= 0 then return 0 end
   local n = 0
-  for _, m in ipairs(redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', 0, limit)) do
+  for _, m in ipairs(rcall('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', '0', itoa(limit))) do
     if n >= limit then break end
     n = n + requeue_member(m, false, limit - n)
   end
@@ -835,9 +905,9 @@ end
 
 local function promote_delayed(limit)
   if limit <= 0 then return 0 end
-  local due = redis.call('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', 0, limit)
+  local due = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', '0', itoa(limit))
   for _, e in ipairs(due) do
-    redis.call('ZREM', K_DELAYED, e)
+    rcall('ZREM', K_DELAYED, e)
     local p, m = level_of(e)
     pend(e, p, false)
     lmove(m, 'delayed', 'pending')
@@ -859,8 +929,8 @@ local K_REVISITS -- PREFIX .. 'revisits' (begin)
 local function revisit(due_ms, e)
   local sec = math.ceil(due_ms / 1000)
   local s = itoa(sec)
-  redis.call('RPUSH', PREFIX .. 'rv:' .. s, e)
-  redis.call('ZADD', K_REVISITS, 'NX', itoa(sec * 1000), s)
+  rcall('RPUSH', PREFIX .. 'rv:' .. s, e)
+  rcall('ZADD', K_REVISITS, 'NX', itoa(sec * 1000), s)
   D.revisits = D.revisits + 1
 end
 
@@ -880,12 +950,12 @@ end
 local function pop_revisits(lo, hi, limit)
   local popped, moved = 0, 0
   while popped < limit do
-    local b = redis.call('ZRANGEBYSCORE', K_REVISITS, lo, hi, 'LIMIT', 0, 1)
+    local b = rcall('ZRANGEBYSCORE', K_REVISITS, lo, hi, 'LIMIT', '0', '1')
     if #b == 0 then break end
-    local es = redis.call('LPOP', PREFIX .. 'rv:' .. b[1], limit - popped)
+    local es = rcall('LPOP', PREFIX .. 'rv:' .. b[1], itoa(limit - popped))
     if not es or #es < limit - popped then
-      redis.call('ZREM', K_REVISITS, b[1])
-      redis.call('HDEL', PREFIX .. 'rvgone', b[1])
+      rcall('ZREM', K_REVISITS, b[1])
+      rcall('HDEL', PREFIX .. 'rvgone', b[1])
     end
     if es then
       for _, e in ipairs(es) do
@@ -905,21 +975,36 @@ local function promote_revisits(limit)
   return pop_revisits('-inf', ARGV[2], limit)
 end
 
+-- CLEAN says the last call ended in flush, which leaves every accumulator
+-- (D, PD, LD, PUSH, PUSHL, the drops, WSTAT) empty: begin then need not
+-- make them anew. An operation calls flush last, touching none after it.
+local CLEAN = false
+
 local function flush()
   flush_drops()
   flush_push()
   flush_workers()
   for _, f in ipairs(STAT_FIELDS) do
-    if D[f] ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(D[f])) end
+    local n = D[f]
+    if n ~= 0 then
+      rcall('HINCRBY', K_STATS, f, itoa(n))
+      D[f] = 0
+    end
   end
-  for f, n in pairs(PD) do
-    if n ~= 0 then redis.call('HINCRBY', K_STATS, f, itoa(n)) end
+  if nxt(PD) ~= nil then
+    for f, n in pairs(PD) do
+      if n ~= 0 then rcall('HINCRBY', K_STATS, f, itoa(n)) end
+    end
+    PD = {}
   end
-  for f, n in pairs(LD) do
-    if n ~= 0 then redis.call('HINCRBY', K_LSTATS, f, itoa(n)) end
+  if nxt(LD) ~= nil then
+    for f, n in pairs(LD) do
+      if n ~= 0 then rcall('HINCRBY', K_LSTATS, f, itoa(n)) end
+    end
+    LD = {}
   end
-  PD, LD = {}, {}
   fp_flush()
+  CLEAN = true
 end
 
 -- ---- the crawl record ----
@@ -938,14 +1023,14 @@ local STATE_LOST = STATE_LOST_CODE .. ' the crawl record is gone or belongs to a
 -- empty Redis is a crawl not seeded yet: nothing can tell it from a lost one.
 -- Cost: O(1).
 local function check_crawl(seen, fresh, create)
-  local cur = redis.call('GET', K_CRAWL)
+  local cur = rcall('GET', K_CRAWL)
   if cur then
     if seen ~= '' and cur ~= seen then return nil end
     return cur
   end
   if seen ~= '' then return nil end
-  if create or tonumber(redis.call('HGET', K_STATS, 'added') or '0') > 0 then
-    redis.call('SET', K_CRAWL, fresh)
+  if create or tonum(rcall('HGET', K_STATS, 'added') or '0') > 0 then
+    rcall('SET', K_CRAWL, fresh)
     return fresh
   end
   return ''
@@ -953,36 +1038,55 @@ end
 
 -- ---- the call ----
 
+-- init sets what the library's top level cannot (it runs without the
+-- string library and redis.call in Redis 7.0), once, at the first call.
+local function init()
+  rcall, s_byte, s_sub, s_match, s_find, s_format = redis.call, string.byte, string.sub, string.match, string.find, string.format
+  tonum, nxt = tonumber, next
+  S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
+  S_EXT = string.char(TAG_EXT)
+  DEC, DEC3 = {}, {}
+  for n = 0, 999 do DEC[n], DEC3[n] = s_format('%d', n), s_format('%03d', n) end
+end
+
 -- begin starts a call: a library's top level runs once (FUNCTION LOAD), so
 -- its locals live on from call to call, and from one crawl (key prefix) to
 -- another. Every one that a call sets or fills is set afresh here: the keys
--- and arguments, and every accumulator and cache above (a cache kept across
--- calls would have to be keyed by crawl and proven fresh, e.g. FP read from
--- another crawl's fpmeta breaks dedup; a shard seen to exist may since have
--- been reset). What stays is constant: the tags (S_RUN... set at the first
--- call), the field lists, ZEROS, the functions. A call that failed half-way
--- leaves nothing behind either.
+-- and arguments, and every cache above (a cache kept across calls would
+-- have to be keyed by crawl and proven fresh, e.g. FP read from another
+-- crawl's fpmeta breaks dedup; a shard seen to exist may since have been
+-- reset), each made anew only when the last call filled it. The
+-- accumulators are made anew unless the last call ended in flush (CLEAN): a
+-- call that failed half-way leaves nothing behind. What stays is constant:
+-- init's, the field lists, ZEROS, the functions.
 local function begin()
-  if not S_RUN then
-    S_RUN, S_ITEM, S_HUGE_RANGE = string.char(TAG_RUN), string.char(TAG_ITEM), string.char(TAG_HUGE_RANGE)
-    S_EXT = string.char(TAG_EXT)
-  end
+  if not S_RUN then init() end
   K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
   K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
   K_CRAWL = KEYS[10]
   PREFIX = ARGV[1]
-  NOW = tonumber(ARGV[2])
-  FP_BASE = tonumber(ARGV[3])
-  MAX_ATTEMPTS = tonumber(ARGV[5])
+  NOW = tonum(ARGV[2])
+  FP_BASE = tonum(ARGV[3])
+  MAX_ATTEMPTS = tonum(ARGV[5])
   K_LABELS, K_LSTATS, K_REVISITS = PREFIX .. 'labels', PREFIX .. 'lstats', PREFIX .. 'revisits'
-  K_GROUPS = PREFIX .. 'lg'
-  D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
-    revisits = 0, unchanged = 0, rvids = 0}
-  LID, LNAME, LD, PD, LEVEL_KEYS = {}, {}, {}, {}, {}
-  REC, DROPPED, DROP_TOKENS, DROP_BY_GROUP = {}, {}, {}, {}
-  shard_ready, SHARD_KEYS, FP, FP_KEYS = {}, {}, nil, {}
-  PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
-  WSTAT = {}
+  K_GROUPS, PREFIX_FP = PREFIX .. 'lg', PREFIX .. 'fp:'
+  if not CLEAN then
+    D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
+      revisits = 0, unchanged = 0, rvids = 0}
+    LD, PD = {}, {}
+    DROP_TOKENS, DROP_BY_GROUP = {}, {}
+    PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
+    WSTAT = {}
+  end
+  CLEAN = false
+  if nxt(LID) ~= nil then LID = {} end
+  if nxt(LNAME) ~= nil then LNAME = {} end
+  if nxt(LEVEL_KEYS) ~= nil then LEVEL_KEYS = {} end
+  if nxt(REC) ~= nil then REC = {} end
+  if nxt(DROPPED) ~= nil then DROPPED = {} end
+  if nxt(shard_ready) ~= nil then shard_ready = {} end
+  if nxt(SHARD_KEYS) ~= nil then SHARD_KEYS = {} end
+  FP = nil
 end
 
 -- ---- the operation ----

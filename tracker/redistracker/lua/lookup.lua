@@ -1,8 +1,8 @@
 -- lookup.lua: where one item is, without scanning a queue (Inspector.Lookup;
 -- the caller searches the leases, which are keyed by token, itself).
 -- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 key; 7 kind (KIND_ID | KIND_FP) and 8, 9 its dedup
---   parts, as add_item takes them; 10 pending entries looked at; 11 the
+-- ARGV: lib.lua's 1-5; 6 key; 7, 8 its dedup parts and 9 its entry, as
+--   add_item takes them; 10 pending entries looked at; 11 the
 --   deepest depth probed among delayed; 12 '1' when the key is an ID >= 2^40.
 -- Returns {state, depth, attempts, time (ms), reason, meta (as meta_out)}:
 --   state 'failed' (time: failed at), 'delayed' (time: due), 'pending'
@@ -12,10 +12,10 @@
 --   ID of a range not carved yet beyond the entries looked at).
 -- Cost: O(ARGV[10] + ARGV[11] × max attempts); it writes nothing.
 local key = ARGV[6]
-local info = redis.call('HGET', K_FAILINFO, key)
+local info = rcall('HGET', K_FAILINFO, key)
 if info then
   local a, d, reason, m = parse_failinfo(info)
-  return {'failed', d, a, redis.call('ZSCORE', K_FAILED, key) or '0', reason, meta_out(m)}
+  return {'failed', d, a, rcall('ZSCORE', K_FAILED, key) or '0', reason, meta_out(m)}
 end
 
 -- Delayed entries without meta are "depth:attempts:key": probe them at once.
@@ -24,7 +24,7 @@ local probe = {}
 for d = 0, tonumber(ARGV[11]) do
   for a = 0, MAX_ATTEMPTS do probe[#probe + 1] = entry(key, d, a) end
 end
-local due = redis.call('ZMSCORE', K_DELAYED, unpack(probe))
+local due = rcall('ZMSCORE', K_DELAYED, unpack(probe))
 for i = 1, #probe do
   if due[i] then
     return {'delayed', math.floor((i - 1) / per), (i - 1) % per, due[i], '', ''}
@@ -32,25 +32,21 @@ for i = 1, #probe do
 end
 
 local id
-if ARGV[7] == KIND_ID then id = tonumber(ARGV[8]) end
+if ARGV[8] == '' then id = tonumber(ARGV[7]) end
 local function id_seen(v)
   local k, off = id_shard(v)
-  return redis.call('GETBIT', k, off) == 1
+  return rcall('GETBIT', k, itoa(off)) == 1
 end
 local function fp_seen()
-  local st = fp_state()
-  local x = tonumber(ARGV[8])
-  local b = x % (2 ^ st.level)
-  if b < st.split then b = x % (2 ^ (st.level + 1)) end
-  return redis.call('SISMEMBER', fp_key(b), ARGV[9]) == 1
+  return rcall('SISMEMBER', fp_key(fp_bucket(fp_state(), tonumber(ARGV[7], 16))), ARGV[8]) == 1
 end
 
 local tail = ':' .. key
 local left = tonumber(ARGV[10])
-local levels = redis.call('HMGET', K_STATS, 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+local levels = rcall('HMGET', K_STATS, 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
 for p = 9, 0, -1 do
   if left > 0 and (p == 0 or tonumber(levels[p] or '0') > 0) then
-    local es = redis.call('LRANGE', level_key(p), 0, left - 1)
+    local es = rcall('LRANGE', level_key(p), '0', itoa(left - 1))
     left = left - #es
     for _, e in ipairs(es) do
       local c = string.byte(e, 1)

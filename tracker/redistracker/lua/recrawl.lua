@@ -19,7 +19,7 @@ local moved, more = 0, 0
 if mode == 'ids' then
   -- A failed ID is skipped, and one with a revisit waiting or in flight
   -- (its bit in rvid:<shard>) is left to the revisit index.
-  local anyfailed = redis.call('ZCARD', K_FAILED) > 0 or tonumber(redis.call('HGET', K_STATS, 'rvids') or '0') > 0
+  local anyfailed = rcall('ZCARD', K_FAILED) > 0 or tonumber(rcall('HGET', K_STATS, 'rvids') or '0') > 0
   local i = 7
   while i <= #ARGV and ARGV[i] ~= '-' do
     local lo, hi = tonumber(ARGV[i]), tonumber(ARGV[i + 1])
@@ -29,8 +29,8 @@ if mode == 'ids' then
     else
       for id = lo, hi do
         local s = math.floor(id / SHARD_BITS)
-        if not redis.call('ZSCORE', K_FAILED, itoa(id)) and
-            redis.call('GETBIT', PREFIX .. 'rvid:' .. itoa(s), id - s * SHARD_BITS) == 0 then
+        if not rcall('ZSCORE', K_FAILED, itoa(id)) and
+            rcall('GETBIT', PREFIX .. 'rvid:' .. itoa(s), itoa(id - s * SHARD_BITS)) == 0 then
           push_id(id)
           moved = moved + 1
         end
@@ -39,7 +39,7 @@ if mode == 'ids' then
     i = i + 2
   end
   for j = i + 1, #ARGV do
-    if not anyfailed or not redis.call('ZSCORE', K_FAILED, ARGV[j]) then
+    if not anyfailed or not rcall('ZSCORE', K_FAILED, ARGV[j]) then
       PUSH[#PUSH + 1] = ARGV[j]
       moved = moved + 1
     end
@@ -54,13 +54,13 @@ elseif mode == 'pick' then
   local k = PREFIX .. 'rv:' .. ARGV[7]
   for j = 8, #ARGV, 2 do
     local e = ARGV[j + 1]
-    if redis.call('LINDEX', k, ARGV[j]) == e then
-      redis.call('LSET', k, ARGV[j], '')
+    if rcall('LINDEX', k, ARGV[j]) == e then
+      rcall('LSET', k, ARGV[j], '')
       revisit_pend(e)
       moved = moved + 1
     end
   end
-  if moved > 0 then redis.call('HINCRBY', PREFIX .. 'rvgone', ARGV[7], moved) end
+  if moved > 0 then rcall('HINCRBY', PREFIX .. 'rvgone', ARGV[7], itoa(moved)) end
 else
   return redis.error_reply('recrawl: unknown mode ' .. mode)
 end

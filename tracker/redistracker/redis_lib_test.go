@@ -1,0 +1,122 @@
+package redistracker
+
+import (
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// lib.lua's integer writers (itoa, fp_key) against strconv, on the classes
+// of integers the scripts write: each digit-group boundary, the
+// millisecond clock, bucket numbers up to 2^40, the largest exact double,
+// negatives (counter deltas), and what is no exact integer (fractions,
+// 2^53 and beyond), which itoa hands to '%.0f'.
+func TestLuaIntegers(t *testing.T) {
+	srv := redistest.Start(t, redistest.Options{})
+	c := srv.Client(t)
+	lib, err := luaFS.ReadFile("lua/lib.lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	eval := func(body string, args []any) []string {
+		t.Helper()
+		// lib.lua as one script: its locals, init (what the first call of
+		// the library runs), then body.
+		res, err := c.Eval(t.Context(), string(lib)+"\ninit()\nPREFIX_FP = 'p:fp:'\n"+body, nil, args...).StringSlice()
+		if err != nil {
+			t.Fatalf("eval: %v", err)
+		}
+		return res
+	}
+	var ints []int64
+	for _, p := range []int64{1, 1e3, 1e6, 1e9, 1e12, 1e15} {
+		ints = append(ints, p-1, p, p+1, 2*p-1, 999*p)
+	}
+	ints = append(ints, 0, 1<<40-1, 1<<40, 1_767_225_600_000, 1<<53-1, -1, -999, -1000, -1001, -(1<<53 - 1), 1<<31, 1<<32+7)
+	var args []any
+	var want []string
+	for _, n := range ints {
+		args = append(args, strconv.FormatInt(n, 10))
+		want = append(want, strconv.FormatInt(n, 10))
+	}
+	// No exact integer: what '%.0f' writes (C rounds half to even).
+	for _, f := range []struct{ in, out string }{{"0.5", "0"}, {"1.5", "2"}, {"-2.5", "-2"}, {"9007199254740992", "9007199254740992"}, {"1e20", "100000000000000000000"}} {
+		args = append(args, f.in)
+		want = append(want, f.out)
+	}
+	got := eval("local out = {}\nfor i, a in ipairs(ARGV) do out[i] = itoa(tonumber(a)) end\nreturn out", args)
+	if !slices.Equal(got, want) {
+		for i := range want {
+			if i >= len(got) || got[i] != want[i] {
+				t.Errorf("itoa(%s) = %q, want %q", args[i], got[min(i, len(got)-1)], want[i])
+			}
+		}
+	}
+
+	args, want = nil, nil
+	for _, n := range ints {
+		if n >= 0 && n < 1<<40 {
+			args = append(args, strconv.FormatInt(n, 10))
+			want = append(want, "p:fp:"+strconv.FormatInt(n, 10))
+		}
+	}
+	got = eval("local out = {}\nfor i, a in ipairs(ARGV) do out[i] = fp_key(tonumber(a)) end\nreturn out", args)
+	if !slices.Equal(got, want) {
+		t.Errorf("fp_key:\n got %q\nwant %q", got, want)
+	}
+}
+
+// A call that fails half-way (a Lua error after it filled accumulators:
+// items to push, leases to drop) leaves nothing for the next call of the
+// library, whose locals live on: the next add pushes its own items only,
+// the next complete drops its own lease only.
+func TestRedisFailedCallLeavesNoState(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	r := b.tr
+	// An add whose second item is malformed (its x is no hex): the first
+	// is marked seen and queued in the library's push list, then the
+	// call fails.
+	good := r.appendItem(nil, tracker.Item{Key: "https://example.org/first"})
+	args := append([]any{r.seenID(), r.freshID}, good...)
+	args = append(args, "zz", "5", "bad-entry")
+	if _, err := r.run(b.ctx, "add", r.scripts.add, r.keys.fixed, args...); err == nil || !strings.Contains(err.Error(), "arithmetic") {
+		t.Fatalf("malformed add: %v, want a Lua error", err)
+	}
+	b.add(tracker.Item{Key: "https://example.org/second"}, tracker.Item{Key: "https://example.org/third"})
+	if p := b.getPending(); !slices.Equal(p, []string{"https://example.org/second", "https://example.org/third"}) {
+		t.Fatalf("pending after a failed add and a good one: %q", p)
+	}
+	if s := b.stats(); s.Pending != 2 || s.Added != 2 {
+		t.Fatalf("stats after a failed add and a good one: %+v", s)
+	}
+
+	// A complete that drops its lease, then fails on a malformed
+	// discovery: the lease stays held, and the next complete drops only
+	// its own.
+	ls := b.checkout("w", 2)
+	if len(ls) != 2 {
+		t.Fatalf("checkout: %d leases", len(ls))
+	}
+	args = r.completeArgs([]tracker.Completion{{Lease: ls[0]}}, 0)
+	args = append(args, 1, "", 1, "zz", "5", "bad-entry")
+	if _, err := r.run(b.ctx, "complete", r.scripts.complete, r.keys.fixed, args...); err == nil {
+		t.Fatal("malformed complete: no error")
+	}
+	if err := r.Complete(b.ctx, []tracker.Completion{{Lease: ls[1]}}); err != nil {
+		t.Fatalf("Complete of the other lease: %v", err)
+	}
+	if s := b.stats(); s.Leased != 1 || s.Done != 1 {
+		t.Fatalf("stats after a failed complete and a good one: %+v, want 1 leased, 1 done", s)
+	}
+	if err := r.Complete(b.ctx, []tracker.Completion{{Lease: ls[0]}}); err != nil {
+		t.Fatalf("Complete of the lease the failed call had dropped: %v", err)
+	}
+	b.wantNoLeaseState("w")
+	if s := b.stats(); s.Done != 2 || s.Pending != 0 {
+		t.Fatalf("stats at the end: %+v", s)
+	}
+}
