@@ -42,8 +42,9 @@ import (
 //
 //	wl:<worker>  set     the lease groups a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
-//	lg           hash    per lease group g: g → its live leases, g+"n" → its
-//	                     size, g+"s" → "1" once Extend split it (lua/lib.lua)
+//	lg           hash    per lease group g: g → its live leases (plus
+//	                     groupSplit once Extend split it), g+"n" → its size
+//	                     (lua/lib.lua)
 //	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
 //	                     seen (ms), out, done, failed, expired; it expires
 //	                     workerMemory lease TTLs after the last checkout or

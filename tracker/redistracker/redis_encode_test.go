@@ -17,7 +17,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagRevisit":     strconv.Itoa(tagRevisit),
 		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
 		"codeStateLost": codeStateLost,
-		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen),
+		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
 	}
 	lib, err := luaFS.ReadFile("lua/lib.lua")
 	if err != nil {

@@ -2,6 +2,7 @@ package redistracker
 
 import (
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -57,8 +58,8 @@ func TestRedisGroupSplit(t *testing.T) {
 	if len(z) != 2 || z[string(ls[0].Token)] != b.clock.Now().Add(time.Minute).UnixMilli() {
 		t.Fatalf("leases zset after a partial Extend: %v, want the group and %s", z, ls[0].Token)
 	}
-	if lg := b.getHash(p + "lg"); lg[g+"s"] != "1" {
-		t.Fatalf("lg = %v, want %s marked split", lg, g)
+	if lg := b.getHash(p + "lg"); lg[g] != strconv.Itoa(groupSplit+3) || lg[g+"n"] != "3" {
+		t.Fatalf("lg = %v, want %s's 3 live leases marked split (+%d), size 3", lg, g, groupSplit)
 	}
 	// Lookup: the extended lease's own deadline, the others' the group's.
 	for i, want := range []time.Time{ext[0].Deadline, ls[1].Deadline} {

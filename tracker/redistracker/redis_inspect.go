@@ -94,14 +94,13 @@ func (r *Tracker) findLease(ctx context.Context, key string) (tracker.ItemState,
 			if !strings.HasSuffix(kv[i+1], key) {
 				continue
 			}
-			k, depth, attempts, worker, ok := parseRecord(kv[i+1])
-			if !ok || k != key {
+			l, ok := parseRecord(kv[i+1])
+			if !ok || l.key != key {
 				continue
 			}
-			st := tracker.ItemState{Key: key, State: tracker.StateLeased, Depth: depth, Attempts: attempts, Worker: worker}
-			if strings.HasPrefix(kv[i+1], "+") {
-				ms, _, _ := strings.Cut(kv[i+1][1:], ";")
-				if err := r.namedMeta(ctx, &st, ms); err != nil {
+			st := tracker.ItemState{Key: key, State: tracker.StateLeased, Depth: l.depth, Attempts: l.attempts, Worker: l.worker}
+			if l.meta != "" {
+				if err := r.namedMeta(ctx, &st, l.meta); err != nil {
 					return tracker.ItemState{}, false, err
 				}
 			}
@@ -226,24 +225,37 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// parseRecord reads a lease record, "attempts:depth:n:<worker><key>",
-// prefixed "+meta;" for an item with meta (lib.lua: record; the meta's
-// labels are ids here, not names).
-func parseRecord(rec string) (key string, depth, attempts int, worker string, ok bool) {
+// leaseRec is what a lease record holds (lib.lua's record).
+type leaseRec struct {
+	key, worker string
+	depth       int
+	attempts    int
+	meta        string // as stored: label ids, not names ("" for none)
+	hdr         string // the revisit header ("" for none: redis_revisit.go)
+}
+
+// parseRecord reads a lease record, "attempts:depth:n:<worker>[revisit
+// header]<key>", prefixed "+meta;" for an item with meta (lib.lua: record).
+func parseRecord(rec string) (leaseRec, bool) {
+	var l leaseRec
 	if strings.HasPrefix(rec, "+") {
-		_, rec, _ = strings.Cut(rec, ";")
+		l.meta, rec, _ = strings.Cut(rec[1:], ";")
 	}
 	f := strings.SplitN(rec, ":", 4)
 	if len(f) != 4 {
-		return "", 0, 0, "", false
+		return leaseRec{}, false
 	}
 	a, err1 := strconv.Atoi(f[0])
 	d, err2 := strconv.Atoi(f[1])
 	n, err3 := strconv.Atoi(f[2])
 	if err1 != nil || err2 != nil || err3 != nil || n < 0 || n > len(f[3]) {
-		return "", 0, 0, "", false
+		return leaseRec{}, false
 	}
-	return f[3][n:], d, a, f[3][:n], true
+	l.attempts, l.depth, l.worker = a, d, f[3][:n]
+	rest := f[3][n:]
+	l.key = stripRevisit(rest)
+	l.hdr = rest[:len(rest)-len(l.key)]
+	return l, l.key != ""
 }
 
 // entryKey is the key of a pending entry; "" for a run or range of IDs.
@@ -469,8 +481,8 @@ func (r *Tracker) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error)
 	}
 	for _, rec := range recs {
 		s, _ := rec.(string)
-		if key, _, _, _, ok := parseRecord(s); ok {
-			c.Count(key, func(h *tracker.HostStats) { h.InFlight++ })
+		if l, ok := parseRecord(s); ok {
+			c.Count(l.key, func(h *tracker.HostStats) { h.InFlight++ })
 		}
 	}
 	if len(recs) > 0 && inFlight > int64(len(recs)) { // a sample: scale it up

@@ -131,37 +131,38 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			n, _ := v[2].(int64)
 			c = int(n)
 		}
-		if c < 0 || c > want || len(v) < 3+3*c || (len(v)-3-3*c)%3 != 0 {
+		if c < 0 || c > want || len(v) < 3+c || (len(v)-3-c)%2 != 0 {
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
 		first := len(out)
 		for i := range c {
-			key, _ := v[3+3*i].(string)
-			depth, _ := v[4+3*i].(int64)
-			attempts, _ := v[5+3*i].(int64)
+			rec, _ := v[3+i].(string)
+			l, ok := parseRecord(rec)
+			if !ok {
+				return out, fmt.Errorf("tracker: redis checkout: unexpected lease record %q", rec)
+			}
+			visits, validators, err := parseRevisitHeader(l.hdr)
+			if err != nil {
+				return out, err
+			}
 			out = append(out, tracker.Lease{
-				Item:   tracker.Item{Key: key, Depth: int(depth), Attempts: int(attempts)},
+				Item:   tracker.Item{Key: l.key, Depth: l.depth, Attempts: l.attempts},
 				Worker: worker, Token: tracker.LeaseToken(tokens[i]), Deadline: deadline,
+				Visits: visits, Validators: validators,
 			})
 		}
-		// Then (i, meta, revisit header) of the leases that carry either.
-		for x := 3 + 3*c; x+2 < len(v); x += 3 {
+		// Then (i, meta) of the leases with meta.
+		for x := 3 + c; x+1 < len(v); x += 2 {
 			i, _ := v[x].(int64)
 			ms, _ := v[x+1].(string)
-			hdr, _ := v[x+2].(string)
 			if i < 1 || int(i) > c {
 				return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
 			}
 			m := decodeMeta(ms)
-			visits, validators, err := parseRevisitHeader(hdr)
-			if err != nil {
-				return out, err
-			}
 			l := &out[first+int(i)-1]
-			l.Priority, l.Labels = m.priority, m.labels
-			l.Visits, l.Validators = max(visits, m.visits), validators
+			l.Priority, l.Labels, l.Visits = m.priority, m.labels, max(l.Visits, m.visits)
 		}
 		more, _ := v[0].(int64)
 		if more >= 2 && len(out) > 0 {
@@ -368,6 +369,10 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 // random part and '.': the leases of one checkout call form a group named
 // by it (lua/lib.lua's lease groups, TOKEN_PREFIX).
 const tokenPrefixLen = 17
+
+// groupSplit is added to a lease group's live count (the lg hash) once
+// Extend gave some of its leases entries of their own (lua/lib.lua, SPLIT).
+const groupSplit = 1 << 40
 
 // groupOf is the group of a lease token: its prefix.
 func groupOf(token string) string { return token[:min(len(token), tokenPrefixLen)] }

@@ -70,8 +70,8 @@ func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 }
 
 // heldLeases counts each worker's leases from the members of its wl set:
-// a group's prefix counts its live leases (lg, one pipeline), a token (a
-// lease leased before groups existed) one.
+// a group's prefix counts its live leases (lg, one pipeline; without the
+// split mark), a token (a lease leased before groups existed) one.
 func (r *Tracker) heldLeases(ctx context.Context, members []*redis.StringSliceCmd) ([]int64, error) {
 	held := make([]int64, len(members))
 	live := make([][]*redis.StringCmd, len(members))
@@ -93,7 +93,7 @@ func (r *Tracker) heldLeases(ctx context.Context, members []*redis.StringSliceCm
 	for i, cmds := range live {
 		for _, c := range cmds {
 			n, _ := strconv.ParseInt(c.Val(), 10, 64)
-			held[i] += max(n, 0)
+			held[i] += max(n%groupSplit, 0)
 		}
 	}
 	return held, nil

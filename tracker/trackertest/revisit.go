@@ -23,6 +23,7 @@ func runRevisits(t *testing.T, newTracker Factory) {
 		{"RevisitOrder", testRevisitOrder},
 		{"RevisitRetry", testRevisitRetry},
 		{"RevisitValidatorsKept", testRevisitValidatorsKept},
+		{"RevisitLeasedInspect", testRevisitLeasedInspect},
 		{"RecrawlRanges", testRecrawlRanges},
 		{"RecrawlRevisits", testRecrawlRevisits},
 		{"RecrawlRangesWithRevisits", testRecrawlRangesWithRevisits},
@@ -104,6 +105,28 @@ func testRevisitDue(e *env) {
 	}
 	if n := e.add("a"); n != 0 {
 		e.t.Fatalf("Add of a revisited key: %d new, want 0", n)
+	}
+}
+
+// testRevisitLeasedInspect: a revisit in flight, whose lease carries its
+// validators, is found by Lookup as leased, with its depth and worker, and
+// counted in flight for its host by Hosts.
+func testRevisitLeasedInspect(e *env) {
+	key := "https://news.example/front"
+	if _, err := e.tr.Add(e.ctx, []tracker.Item{{Key: key, Depth: 1}}); err != nil {
+		e.t.Fatalf("Add: %v", err)
+	}
+	e.completeWith(tracker.Completion{Lease: e.checkoutOne("w1"), Revisit: time.Hour, Validators: v1})
+	e.clock.Advance(time.Hour)
+	l := e.checkoutOne("w2")
+	e.wantVisit(l, 1, v1)
+	st, err := e.tr.Lookup(e.ctx, key)
+	if err != nil || st.State != tracker.StateLeased || st.Worker != "w2" || st.Depth != 1 || st.Attempts != 1 {
+		e.t.Fatalf("Lookup of the revisit in flight = %+v, %v; want leased to w2, depth 1, attempt 1", st, err)
+	}
+	hosts, err := e.tr.Hosts(e.ctx, 10)
+	if err != nil || len(hosts) != 1 || hosts[0].Host != "news.example" || hosts[0].InFlight != 1 {
+		e.t.Fatalf("Hosts with the revisit in flight = %+v, %v; want news.example, 1 in flight", hosts, err)
 	}
 }
 

@@ -9,12 +9,12 @@
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
--- Returns {more, crawl id, c, key1, depth1, attempts1, ..., keyc, depthc,
---   attemptsc, then (i, meta, revisit header) for each lease i that has a
---   meta or a revisit header ('' for none; meta as lib.lua's meta_out
---   writes it, label names for ids)}: three values a plain lease, each
---   value one more the reply conversion pays for. The i-th lease's token is
---   ARGV[14+i]. more is 1 when the scan budget ran out before n items were
+-- Returns {more, crawl id, c, record1, ..., recordc, then (i, meta) for
+--   each lease i with meta (as lib.lua's meta_out writes it, label names
+--   for ids)}: each lease's record as written to the lease hash (lib.lua's
+--   record: key, depth, attempts and revisit header; Go's parseRecord), one
+--   value, where each value is one more the reply conversion pays for. The
+--   i-th lease's token is ARGV[14+i]. more is 1 when the scan budget ran out before n items were
 --   found (seen IDs of a range were skipped): call again; 2 when the crawl
 --   is paused (no leases;
 --   expired leases and due retries still move, the worker is still seen); 3
@@ -26,8 +26,8 @@
 --   guard's count (pskip) are read in one HMGET; the batch is planned from
 --   them as tracker.PlanLevels does (the highest non-empty level first, every
 --   tracker.StarveEvery-th lease from the lowest), then taken level by level.
---   A crawl that never used a priority finds all nil and takes from pending
---   as before.
+--   While no level list exists (the EXISTS below), checkout takes from
+--   pending without reading them.
 -- Cost: O(n + requeue batch + scan budget); independent of the queue's size
 --   (LRANGE/LTRIM/LSET at the head, ZRANGEBYSCORE with LIMIT, one HMGET of
 --   the level counts), and a few calls per batch and level, not per item.
@@ -41,13 +41,21 @@ local budget = tonum(ARGV[10])
 local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
+-- What most crawls lack, in one EXISTS: a pause, delayed retries, revisits,
+-- priority levels 1-9. Only a crawl with some of them reads each (a
+-- redis.call costs ~3-8k instructions of redis-server, the EXISTS of 12
+-- keys about one).
+local some = rcall('EXISTS', KEYS[12], K_DELAYED, K_REVISITS, level_key(1), level_key(2), level_key(3),
+  level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
 requeue_expired(rq)
-promote_delayed(rq)
-promote_revisits(math.max(n, rq))
+if some then
+  promote_delayed(rq)
+  promote_revisits(math.max(n, rq))
+end
 
 local out = {0, id, 0}
-local xs = {} -- (i, meta, header) of the leases with either
-if rcall('EXISTS', KEYS[12]) == 1 then
+local xs = {} -- (i, meta) of the leases with meta
+if some and rcall('EXISTS', KEYS[12]) == 1 then
   out[1] = 2
   n = 0
 end
@@ -73,22 +81,15 @@ local function lease(key, depth, attempts, meta)
   count = count + 1
   local token = ARGV[14 + count]
   attempts = attempts + 1
-  local r = 2 * count
-  recs[r - 1] = token
+  local rec = make_record(key, depth, attempts, HDR)
   if meta then
-    recs[r] = with_meta(make_record(key, depth, attempts, HDR), meta)
+    rec = with_meta(rec, meta)
     lmove(meta, 'pending', 'leased')
-  else
-    recs[r] = make_record(key, depth, attempts, HDR)
-  end
-  r = 3 * count + 1
-  out[r] = key
-  out[r + 1] = depth
-  out[r + 2] = attempts
-  if meta or HDR ~= '' then
     local x = #xs
-    xs[x + 1], xs[x + 2], xs[x + 3] = count, meta and meta_out(meta) or '', HDR
+    xs[x + 1], xs[x + 2] = count, meta_out(meta)
   end
+  recs[2 * count - 1], recs[2 * count] = token, rec
+  out[3 + count] = rec
 end
 
 local function skipped(k)
@@ -173,11 +174,13 @@ local function take(list, goal)
   end
 end
 
-if n > 0 then
+if n > 0 and not some and nxt(PD) == nil then
+  take(K_PENDING, n) -- no level list, none made by the requeue above
+elseif n > 0 then
   local c = rcall('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
   -- A crawl that never used a priority has none of the fields: one pass
   -- over nils, and the plain path.
-  local used = next(PD) ~= nil
+  local used = nxt(PD) ~= nil
   for p = 3, 11 do
     if used then break end
     used = c[p] ~= false
@@ -237,10 +240,9 @@ if count > 0 then
   D.pending = D.pending - count
 end
 
-seen_worker(worker, tonum(ARGV[7]))
-if count > 0 then worker_count(worker, 'out', count) end
+seen_worker(worker, tonum(ARGV[7]), count)
 flush()
 out[3] = count
-local o = 3 * count + 3
+local o = count + 3
 for j = 1, #xs do out[o + j] = xs[j] end
 return out

@@ -27,8 +27,8 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local gi = rcall('HMGET', K_GROUPS, g, g .. 's')
-  if gi[1] and not gi[2] and tonumber(gi[1]) == #toks then
+  local live = tonumber(rcall('HGET', K_GROUPS, g) or '-1') -- -1: no group, tokens of their own
+  if live >= 0 and live < SPLIT and live == #toks then
     rcall('ZADD', K_LEASES, 'XX', deadline, g)
   else
     local zargs = {}
@@ -37,8 +37,8 @@ for g, toks in pairs(groups) do
       zargs[#zargs + 1] = t
     end
     call_multi('ZADD', K_LEASES, zargs, 1000)
-    if gi[1] and not gi[2] then rcall('HSET', K_GROUPS, g .. 's', '1') end
+    if live >= 0 and live < SPLIT then rcall('HINCRBY', K_GROUPS, g, itoa(SPLIT)) end
   end
 end
-for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6])) end
+for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6]), 0) end
 return res

@@ -321,7 +321,7 @@ end
 
 -- PD accumulates the changes of stats' p1..p9; flush writes them.
 local PD = {}
-local LEVEL_KEYS = {}
+local LEVEL_KEYS, LEVEL_PREFIX = {}, nil -- the level keys of the crawl with key prefix LEVEL_PREFIX
 
 local function level_key(p)
   if p == 0 then return K_PENDING end
@@ -407,13 +407,15 @@ end
 -- zset and the worker's set wl:<worker> hold the group once, its prefix,
 -- instead of every token: a member and a score per item were the largest
 -- part of the Redis cost of a lease. The derived hash lg keeps, per group
--- g, its live leases (field g), its size (g..'n') and, once Extend gave some
--- of its leases a deadline of their own, a split mark (g..'s'). Invariant:
+-- g, its live leases (field g), plus SPLIT once Extend gave some of them a
+-- deadline of their own (one field read and counted down in one HINCRBY),
+-- and its size (g..'n'). Invariant:
 -- every live lease's record is found from the leases zset, through its own
 -- token (extended apart from its group, or leased before groups existed) or
 -- through its group's prefix; requeue_group skips the tokens with their own
 -- entry while the group is split.
 local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
+local SPLIT = 1099511627776 -- Go: groupSplit (2^40, far above any group's size)
 local K_GROUPS -- PREFIX .. 'lg' (begin)
 
 -- group_of is the group prefix of a token.
@@ -441,7 +443,7 @@ end
 local function group_done(g, worker)
   rcall('ZREM', K_LEASES, g)
   rcall('SREM', PREFIX .. 'wl:' .. worker, g)
-  rcall('HDEL', K_GROUPS, g, g .. 'n', g .. 's')
+  rcall('HDEL', K_GROUPS, g, g .. 'n')
 end
 
 -- flush_drops deletes the dropped leases' records and counts them out of
@@ -457,7 +459,10 @@ local function flush_drops()
       call_multi('ZREM', K_LEASES, toks, 1000)
       call_multi('SREM', PREFIX .. 'wl:' .. toks.worker, toks, 1000)
     else
-      if rcall('HEXISTS', K_GROUPS, g .. 's') == 1 then call_multi('ZREM', K_LEASES, toks, 1000) end
+      if live >= SPLIT then -- split: the dropped may have entries of their own
+        live = live - SPLIT
+        call_multi('ZREM', K_LEASES, toks, 1000)
+      end
       if live == 0 then group_done(g, toks.worker) end
     end
   end
@@ -522,15 +527,23 @@ local function fp_state()
     local m = rcall('HMGET', K_FPMETA, 'base', 'load', 'level', 'split', 'n')
     local base = tonum(m[1]) or FP_BASE
     FP = {base = base, load = tonum(m[2]) or tonum(ARGV[4]), level = tonum(m[3]) or base,
-          split = tonum(m[4]) or 0, n = tonum(m[5]) or 0, dirty = m[3] == false}
+          split = tonum(m[4]) or 0, n = tonum(m[5]) or 0, dirty = m[3] == false, new = m[3] == false}
+    FP.level0, FP.split0 = FP.level, FP.split
   end
   return FP
 end
 
+-- fp_flush writes what changed: the count, the split pointer and level
+-- when a bucket split, everything for a new table.
 local function fp_flush()
-  if FP and FP.dirty then
+  if not (FP and FP.dirty) then return end
+  if FP.new then
     rcall('HSET', K_FPMETA, 'base', itoa(FP.base), 'load', itoa(FP.load), 'level', itoa(FP.level),
       'split', itoa(FP.split), 'n', itoa(FP.n))
+  elseif FP.level ~= FP.level0 or FP.split ~= FP.split0 then
+    rcall('HSET', K_FPMETA, 'level', itoa(FP.level), 'split', itoa(FP.split), 'n', itoa(FP.n))
+  else
+    rcall('HSET', K_FPMETA, 'n', itoa(FP.n))
   end
 end
 
@@ -665,6 +678,7 @@ end
 -- flush. Only add.lua and complete.lua add items, and nothing else touches
 -- the list's tail in them.
 local PUSH = {}
+local PUSH_RUNS = false -- PUSH holds runs (push_id's tables)
 local PUSHL = {} -- entries of priority p > 0, per level
 local TAIL, TAIL_RUN, TAIL_DIRTY
 
@@ -709,13 +723,17 @@ local function push_id(id)
     return
   end
   PUSH[n + 1] = {id, id}
+  PUSH_RUNS = true
 end
 
 local function flush_push()
   if TAIL_DIRTY then rcall('LSET', K_PENDING, '-1', run_entry(TAIL_RUN)) end
   if PUSH[1] ~= nil then
-    for i = 1, #PUSH do
-      if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+    if PUSH_RUNS then
+      for i = 1, #PUSH do
+        if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+      end
+      PUSH_RUNS = false
     end
     call_multi('RPUSH', K_PENDING, PUSH, 1000)
     PUSH = {}
@@ -803,26 +821,33 @@ local function worker_count(worker, field, n)
 end
 
 -- flush_workers adds the counters to records that still exist: a record
--- gone (expired) is not brought back without its expiry.
+-- gone (expired) is not brought back without its expiry. A count that
+-- comes back as exactly what was added may have made the record: one with
+-- no expiry (PTTL -1) is that, and goes again; most find their field there
+-- and cost one call.
 local function flush_workers()
   if nxt(WSTAT) == nil then return end
   for worker, fields in pairs(WSTAT) do
     local k = PREFIX .. 'w:' .. worker
-    if rcall('EXISTS', k) == 1 then
-      for f, n in pairs(fields) do rcall('HINCRBY', k, f, itoa(n)) end
+    for f, n in pairs(fields) do
+      if rcall('HINCRBY', k, f, itoa(n)) == n and rcall('PTTL', k) == -1 then
+        rcall('DEL', k)
+        break
+      end
     end
   end
   WSTAT = {}
 end
 
--- seen_worker records a checkout or heartbeat of worker with lease ttl (ms):
--- its record and its place in the workers zset (score: alive until). Workers
--- silent past their record's life leave the zset, a few per call.
+-- seen_worker records a checkout or heartbeat of worker with lease ttl (ms)
+-- and out leases it got (0 for a heartbeat): its record and its place in
+-- the workers zset (score: alive until). Workers silent past their record's
+-- life leave the zset, a few per call.
 -- Cost: O(log(workers)).
-local function seen_worker(worker, ttl)
+local function seen_worker(worker, ttl, out)
   local k = PREFIX .. 'w:' .. worker
-  rcall('HSETNX', k, 'first', ARGV[2])
-  rcall('HSET', k, 'seen', ARGV[2])
+  if rcall('HSET', k, 'seen', ARGV[2]) == 1 then rcall('HSET', k, 'first', ARGV[2]) end -- a new record
+  if out > 0 then rcall('HINCRBY', k, 'out', itoa(out)) end
   rcall('PEXPIRE', k, itoa(ttl * WORKER_MEMORY))
   rcall('ZADD', K_WORKERS, itoa(NOW + ttl), worker)
   local old = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - ttl * (WORKER_MEMORY - 1)), 'LIMIT', '0', '8')
@@ -863,12 +888,12 @@ end
 -- at; short of that it stays, due, and the next call goes on. It returns
 -- how many it requeued.
 local function requeue_group(g, all, limit)
-  local gi = rcall('HMGET', K_GROUPS, g .. 'n', g .. 's')
+  local gi = rcall('HMGET', K_GROUPS, g .. 'n', g)
   if not gi[1] then -- gone: its leases were all dropped
     rcall('ZREM', K_LEASES, g)
     return 0
   end
-  local split = gi[2] and not all
+  local split = not all and tonum(gi[2] or '0') >= SPLIT
   local toks = {}
   for i = 1, tonum(gi[1]) do toks[i] = g .. itoa(i) end
   read_records(toks)
@@ -1075,13 +1100,13 @@ local function begin()
       revisits = 0, unchanged = 0, rvids = 0}
     LD, PD = {}, {}
     DROP_TOKENS, DROP_BY_GROUP = {}, {}
-    PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY = {}, {}, nil, nil, nil
+    PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY, PUSH_RUNS = {}, {}, nil, nil, nil, false
     WSTAT = {}
   end
   CLEAN = false
   if nxt(LID) ~= nil then LID = {} end
   if nxt(LNAME) ~= nil then LNAME = {} end
-  if nxt(LEVEL_KEYS) ~= nil then LEVEL_KEYS = {} end
+  if LEVEL_PREFIX ~= PREFIX then LEVEL_KEYS, LEVEL_PREFIX = {}, PREFIX end -- by prefix only: kept
   if nxt(REC) ~= nil then REC = {} end
   if nxt(DROPPED) ~= nil then DROPPED = {} end
   if nxt(shard_ready) ~= nil then shard_ready = {} end
