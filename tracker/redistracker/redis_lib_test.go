@@ -120,3 +120,35 @@ func TestRedisFailedCallLeavesNoState(t *testing.T) {
 		t.Fatalf("stats at the end: %+v", s)
 	}
 }
+
+// A worker's counters go to its record only while it exists: a completion
+// or failure after the record expired does not bring it back without an
+// expiry, and the first count of a field of a live record keeps its expiry.
+func TestRedisWorkerRecordNotRevived(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	b.add(tracker.Item{Key: "a"}, tracker.Item{Key: "b"}, tracker.Item{Key: "c"})
+	ls := b.checkout("w1", 3)
+	rec := b.keys.workerStats("w1")
+	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	if h := b.getHash(rec); h["done"] != "1" || h["out"] != "3" {
+		t.Fatalf("w1's record after its first completion: %v", h)
+	}
+	if ttl := b.c.PTTL(b.ctx, rec).Val(); ttl <= 0 {
+		t.Fatalf("w1's record lost its expiry: PTTL %v", ttl)
+	}
+	b.c.Del(b.ctx, rec) // as its expiry would
+	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[1]}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.tr.Fail(b.ctx, []tracker.Failure{{Lease: ls[2], Reason: "boom", Final: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := b.c.Exists(b.ctx, rec).Val(); n != 0 {
+		t.Fatalf("w1's expired record came back (without an expiry): %v", b.getHash(rec))
+	}
+	if s := b.stats(); s.Done != 2 || s.Failed != 1 {
+		t.Fatalf("stats: %+v", s)
+	}
+}
