@@ -13,8 +13,8 @@ import (
 // Fixed keys (passed to every script through KEYS, in this order):
 //
 //	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib.lua)
-//	leases    zset   lease group (a token's prefix, lua/lib.lua's lease groups)
-//	                 or token (a lease extended apart from its group) → deadline (ms)
+//	leases    zset   token → deadline (ms): the leases of the scripts before
+//	                 lease groups, drained, never added to (deadlines below)
 //	lease     hash   lease token → "attempts:depth:#worker:<worker><key>"
 //	workers   zset   worker → last seen + ttl (ms)
 //	delayed   zset   pending entry → due (ms)
@@ -42,6 +42,10 @@ import (
 //
 //	wl:<worker>  set     the lease groups a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
+//	deadlines    zset    lease group (a token's prefix, lua/lib.lua's lease
+//	                     groups) or token (a lease extended apart from its
+//	                     group) → deadline (ms); apart from leases, so a
+//	                     worker of the scripts before groups never reaps one
 //	lg           hash    per lease group g: g → its live leases (plus
 //	                     groupSplit once Extend split it), g+"n" → its size
 //	                     (lua/lib.lua)
@@ -173,6 +177,8 @@ func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + 
 func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
 
 func (k crawlKeys) leaseGroups() string { return k.prefix + "lg" }
+
+func (k crawlKeys) deadlines() string { return k.prefix + "deadlines" }
 
 func (k crawlKeys) idShard(shard uint64) string {
 	return k.prefix + "id:" + strconv.FormatUint(shard, 10)

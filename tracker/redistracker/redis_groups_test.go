@@ -13,7 +13,7 @@ import (
 )
 
 // Lease groups (lua/lib.lua): the leases of one checkout are one entry of
-// the leases zset and of the worker's set. These tests pin what the
+// the deadlines zset and of the worker's set. These tests pin what the
 // conformance suite cannot see: the layout a split group leaves, partial
 // requeues of a group, leases written before groups existed, and the
 // counts Workers and Lookup read from groups.
@@ -31,7 +31,7 @@ func (b *redisBundle) keysOf(ls []tracker.Lease) []string {
 func (b *redisBundle) wantNoLeaseState(workers ...string) {
 	b.t.Helper()
 	p := b.keys.prefix
-	keys := []string{p + "leases", p + "lease", p + "lg"}
+	keys := []string{p + "leases", p + "deadlines", p + "lease", p + "lg"}
 	for _, w := range workers {
 		keys = append(keys, p+"wl:"+w)
 	}
@@ -54,9 +54,14 @@ func TestRedisGroupSplit(t *testing.T) {
 	if err != nil || len(ext) != 1 {
 		t.Fatalf("Extend: %v, %v", ext, err)
 	}
-	z := b.getZSet(p + "leases")
+	z := b.getZSet(p + "deadlines")
 	if len(z) != 2 || z[string(ls[0].Token)] != b.clock.Now().Add(time.Minute).UnixMilli() {
-		t.Fatalf("leases zset after a partial Extend: %v, want the group and %s", z, ls[0].Token)
+		t.Fatalf("deadlines after a partial Extend: %v, want the group and %s", z, ls[0].Token)
+	}
+	// Nothing in leases, which the scripts before groups reap token by
+	// token (a worker of theirs in a fleet being upgraded).
+	if n := b.c.Exists(b.ctx, p+"leases").Val(); n != 0 {
+		t.Fatalf("a partial Extend wrote the leases zset: %v", b.getZSet(p+"leases"))
 	}
 	if lg := b.getHash(p + "lg"); lg[g] != strconv.Itoa(groupSplit+3) || lg[g+"n"] != "3" {
 		t.Fatalf("lg = %v, want %s's 3 live leases marked split (+%d), size 3", lg, g, groupSplit)
@@ -99,10 +104,10 @@ func TestRedisGroupExtendWhole(t *testing.T) {
 	if _, err := b.tr.Extend(b.ctx, ls[1:], 2*time.Minute); err != nil {
 		t.Fatal(err)
 	}
-	z := b.getZSet(b.keys.prefix + "leases")
+	z := b.getZSet(b.keys.prefix + "deadlines")
 	g := groupOf(string(ls[0].Token))
 	if len(z) != 1 || z[g] != b.clock.Now().Add(2*time.Minute).UnixMilli() {
-		t.Fatalf("leases zset %v, want only %s, moved", z, g)
+		t.Fatalf("deadlines %v, want only %s, moved", z, g)
 	}
 	b.clock.Advance(90 * time.Second)
 	if n, err := b.tr.Requeue(b.ctx, tracker.RequeueOptions{}); err != nil || n != 0 {
@@ -143,7 +148,7 @@ func TestRedisPreGroupLeases(t *testing.T) {
 	g := groupOf(string(ls[0].Token))
 	deadline := float64(ls[0].Deadline.UnixMilli())
 	pipe := b.c.TxPipeline()
-	pipe.ZRem(b.ctx, p+"leases", g)
+	pipe.ZRem(b.ctx, p+"deadlines", g)
 	pipe.SRem(b.ctx, p+"wl:w1", g)
 	pipe.Del(b.ctx, p+"lg")
 	for _, l := range ls {

@@ -201,12 +201,16 @@ func TestRedisLayout(t *testing.T) {
 		t.Fatalf("checked out %q", got)
 	}
 	deadline := b.clock.Now().Add(time.Minute).UnixMilli()
-	// One group: its prefix in the leases zset and the worker's set, its
-	// live count and size in lg; a record per lease.
-	leases, records := b.getZSet(p+"leases"), b.getHash(p+"lease")
+	// One group: its prefix in deadlines and the worker's set, its live
+	// count and size in lg; a record per lease; nothing in leases, where
+	// the scripts before groups would take the group for a token.
+	leases, records := b.getZSet(p+"deadlines"), b.getHash(p+"lease")
 	g := groupOf(string(ls[0].Token))
 	if len(leases) != 1 || leases[g] != deadline {
-		t.Fatalf("leases zset %v, want {%s: %d}", leases, g, deadline)
+		t.Fatalf("deadlines zset %v, want {%s: %d}", leases, g, deadline)
+	}
+	if n := b.c.Exists(b.ctx, p+"leases").Val(); n != 0 {
+		t.Fatalf("the leases zset of the scripts before groups was written: %v", b.getZSet(p+"leases"))
 	}
 	wantRec := map[string]string{"https://a.example/": "1:0:2:w1https://a.example/", "deep": "1:2:2:w1deep"}
 	for _, l := range ls {
@@ -234,7 +238,7 @@ func TestRedisLayout(t *testing.T) {
 	if n, _ := b.c.HLen(b.ctx, p+"lease").Result(); n != 0 {
 		t.Fatalf("%d lease records left", n)
 	}
-	if n, _ := b.c.Exists(b.ctx, p+"leases", p+"wl:w1", p+"lg").Result(); n != 0 {
+	if n, _ := b.c.Exists(b.ctx, p+"leases", p+"deadlines", p+"wl:w1", p+"lg").Result(); n != 0 {
 		t.Fatalf("lease zset / worker set / lease groups left behind")
 	}
 	delayed := b.getZSet(p + "delayed")

@@ -42,12 +42,12 @@ local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
 -- What most crawls lack, in one EXISTS: a pause, delayed retries, revisits,
--- priority levels 1-9. Only a crawl with some of them reads each (a
--- redis.call costs ~3-8k instructions of redis-server, the EXISTS of 12
--- keys about one).
-local some = rcall('EXISTS', KEYS[12], K_DELAYED, K_REVISITS, level_key(1), level_key(2), level_key(3),
-  level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
-requeue_expired(rq)
+-- priority levels 1-9, leases of the scripts before lease groups. Only a
+-- crawl with some of them reads each (a redis.call costs ~3-8k instructions
+-- of redis-server, the EXISTS of 13 keys about one).
+local some = rcall('EXISTS', KEYS[12], K_DELAYED, K_REVISITS, K_LEASES, level_key(1), level_key(2),
+  level_key(3), level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
+requeue_expired(rq, some)
 if some then
   promote_delayed(rq)
   promote_revisits(math.max(n, rq))
@@ -233,7 +233,7 @@ if count > 0 then
   -- without the counter's '1'.
   local g = s_sub(ARGV[15], 1, -2)
   call_multi('HSET', K_LEASE, recs, 1000)
-  rcall('ZADD', K_LEASES, deadline, g)
+  rcall('ZADD', K_DEADLINES, deadline, g)
   rcall('SADD', KEYS[11], g)
   rcall('HSET', K_GROUPS, g, itoa(count), g .. 'n', itoa(count))
   D.leased = D.leased + count

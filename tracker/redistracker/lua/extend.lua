@@ -1,6 +1,7 @@
 -- extend.lua: push the deadline of held leases to now + ttl.
--- KEYS: 2 leases, 3 lease, 4 workers; the derived w:<worker> of the
---   leases' workers (their records, lib.lua's seen_worker) and lg.
+-- KEYS: 2 leases (tokens of the scripts before lease groups), 3 lease, 4
+--   workers; the derived deadlines, lg, and w:<worker> of the leases'
+--   workers (their records, lib.lua's seen_worker).
 -- ARGV: lib.lua's 1-5; 6 ttl (ms); then pairs (token, key).
 -- Returns one flag per pair: 1 extended, 0 lost.
 -- A group (lib.lua's lease groups) whose live leases are all extended moves
@@ -27,16 +28,16 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local live = tonumber(rcall('HGET', K_GROUPS, g) or '-1') -- -1: no group, tokens of their own
+  local live = tonumber(rcall('HGET', K_GROUPS, g) or '-1') -- -1: no group, tokens of the scripts before groups
   if live >= 0 and live < SPLIT and live == #toks then
-    rcall('ZADD', K_LEASES, 'XX', deadline, g)
+    rcall('ZADD', K_DEADLINES, 'XX', deadline, g)
   else
     local zargs = {}
     for _, t in ipairs(toks) do
       zargs[#zargs + 1] = deadline
       zargs[#zargs + 1] = t
     end
-    call_multi('ZADD', K_LEASES, zargs, 1000)
+    call_multi('ZADD', live >= 0 and K_DEADLINES or K_LEASES, zargs, 1000)
     if live >= 0 and live < SPLIT then rcall('HINCRBY', K_GROUPS, g, itoa(SPLIT)) end
   end
 end

@@ -26,7 +26,9 @@
 --
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
---   KEYS[2] leases    zset lease group (a token's prefix) or token -> deadline (ms): lease groups below
+--   KEYS[2] leases    zset token -> deadline (ms), as the scripts before lease groups kept
+--                     every lease: read and drained (requeue, extend, drop), never
+--                     added to; the leases of today are in deadlines (lease groups below)
 --   KEYS[3] lease     hash token -> record: "attempts:depth:#worker:<worker><key>",
 --                     prefixed "+<meta>;" for an item with meta (below)
 --   KEYS[4] workers   zset worker -> last seen + ttl (ms)
@@ -403,20 +405,25 @@ end
 
 -- ---- lease groups ----
 -- The leases of one checkout call form a group: their tokens are the call's
--- prefix (TOKEN_PREFIX bytes, ending in '.') and a counter 1..n. The leases
--- zset and the worker's set wl:<worker> hold the group once, its prefix,
--- instead of every token: a member and a score per item were the largest
--- part of the Redis cost of a lease. The derived hash lg keeps, per group
--- g, its live leases (field g), plus SPLIT once Extend gave some of them a
--- deadline of their own (one field read and counted down in one HINCRBY),
--- and its size (g..'n'). Invariant:
--- every live lease's record is found from the leases zset, through its own
--- token (extended apart from its group, or leased before groups existed) or
--- through its group's prefix; requeue_group skips the tokens with their own
+-- prefix (TOKEN_PREFIX bytes, ending in '.') and a counter 1..n. The zset
+-- deadlines and the worker's set wl:<worker> hold the group once, its
+-- prefix, instead of every token: a member and a score per item were the
+-- largest part of the Redis cost of a lease. The derived hash lg keeps, per
+-- group g, its live leases (field g), plus SPLIT once Extend gave some of
+-- them a deadline of their own (one field read and counted down in one
+-- HINCRBY), and its size (g..'n'). Invariant: every live lease's record is
+-- found from deadlines, through its own token (extended apart from its
+-- group) or through its group's prefix, or from leases (a token leased by
+-- the scripts before groups); requeue_group skips the tokens with their own
 -- entry while the group is split.
+-- Groups live in a zset of their own, not in leases, so that a worker still
+-- running the scripts before groups, in a fleet being upgraded, never sees
+-- one: its reaper would take a group's prefix for a token without a record
+-- and drop the entry, and with it the group's leases. Such a worker reaps
+-- and requeues its own leases only; these scripts handle both.
 local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
 local SPLIT = 1099511627776 -- Go: groupSplit (2^40, far above any group's size)
-local K_GROUPS -- PREFIX .. 'lg' (begin)
+local K_GROUPS, K_DEADLINES -- PREFIX .. 'lg', 'deadlines' (begin)
 
 -- group_of is the group prefix of a token.
 local function group_of(token) return s_sub(token, 1, TOKEN_PREFIX) end
@@ -441,7 +448,7 @@ end
 
 -- group_done forgets group g of worker, all its leases gone.
 local function group_done(g, worker)
-  rcall('ZREM', K_LEASES, g)
+  rcall('ZREM', K_DEADLINES, g)
   rcall('SREM', PREFIX .. 'wl:' .. worker, g)
   rcall('HDEL', K_GROUPS, g, g .. 'n')
 end
@@ -461,7 +468,7 @@ local function flush_drops()
     else
       if live >= SPLIT then -- split: the dropped may have entries of their own
         live = live - SPLIT
-        call_multi('ZREM', K_LEASES, toks, 1000)
+        call_multi('ZREM', K_DEADLINES, toks, 1000)
       end
       if live == 0 then group_done(g, toks.worker) end
     end
@@ -871,11 +878,11 @@ local function requeue_rec(token, rec)
 end
 
 -- requeue_token requeues the lease of a token with an entry of its own in
--- the leases zset (or drops the entry of a lease gone).
-local function requeue_token(token)
+-- the zset z (or drops the entry of a lease gone).
+local function requeue_token(token, z)
   local rec = rcall('HGET', K_LEASE, token)
   if not rec then
-    rcall('ZREM', K_LEASES, token)
+    rcall('ZREM', z, token)
     return 0
   end
   requeue_rec(token, rec)
@@ -890,7 +897,7 @@ end
 local function requeue_group(g, all, limit)
   local gi = rcall('HMGET', K_GROUPS, g .. 'n', g)
   if not gi[1] then -- gone: its leases were all dropped
-    rcall('ZREM', K_LEASES, g)
+    rcall('ZREM', K_DEADLINES, g)
     return 0
   end
   local split = not all and tonum(gi[2] or '0') >= SPLIT
@@ -900,30 +907,35 @@ local function requeue_group(g, all, limit)
   local n = 0
   for _, tok in ipairs(toks) do
     local rec = REC[tok]
-    if rec and not DROPPED[tok] and not (split and rcall('ZSCORE', K_LEASES, tok)) then
+    if rec and not DROPPED[tok] and not (split and rcall('ZSCORE', K_DEADLINES, tok)) then
       if n >= limit then return n end
       requeue_rec(tok, rec)
       n = n + 1
     end
   end
-  rcall('ZREM', K_LEASES, g)
+  rcall('ZREM', K_DEADLINES, g)
   return n
 end
 
--- requeue_member requeues up to limit leases of a member of the leases
--- zset or of a wl:<worker> set: a group's prefix (its last byte '.') or a
--- token.
-local function requeue_member(m, all, limit)
+-- requeue_member requeues up to limit leases of a member of the zset z
+-- (deadlines or leases) or of a wl:<worker> set (z: leases, where a token
+-- of its has its entry): a group's prefix (its last byte '.') or a token.
+local function requeue_member(m, all, limit, z)
   if s_byte(m, -1) == 46 then return requeue_group(m, all, limit) end
-  return requeue_token(m)
+  return requeue_token(m, z)
 end
 
-local function requeue_expired(limit)
-  if limit <= 0 then return 0 end
+-- requeue_expired requeues up to limit expired leases: the groups and
+-- tokens of deadlines, then, with legacy, those of leases (a caller that
+-- knows leases does not exist skips its read).
+local function requeue_expired(limit, legacy)
   local n = 0
-  for _, m in ipairs(rcall('ZRANGEBYSCORE', K_LEASES, '-inf', '(' .. ARGV[2], 'LIMIT', '0', itoa(limit))) do
+  for _, z in ipairs(legacy and {K_DEADLINES, K_LEASES} or {K_DEADLINES}) do
     if n >= limit then break end
-    n = n + requeue_member(m, false, limit - n)
+    for _, m in ipairs(rcall('ZRANGEBYSCORE', z, '-inf', '(' .. ARGV[2], 'LIMIT', '0', itoa(limit - n))) do
+      if n >= limit then break end
+      n = n + requeue_member(m, false, limit - n, z)
+    end
   end
   return n
 end
@@ -1094,7 +1106,7 @@ local function begin()
   FP_BASE = tonum(ARGV[3])
   MAX_ATTEMPTS = tonum(ARGV[5])
   K_LABELS, K_LSTATS, K_REVISITS = PREFIX .. 'labels', PREFIX .. 'lstats', PREFIX .. 'revisits'
-  K_GROUPS, PREFIX_FP = PREFIX .. 'lg', PREFIX .. 'fp:'
+  K_GROUPS, K_DEADLINES, PREFIX_FP = PREFIX .. 'lg', PREFIX .. 'deadlines', PREFIX .. 'fp:'
   if not CLEAN then
     D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
       revisits = 0, unchanged = 0, rvids = 0}

@@ -25,13 +25,13 @@ local function unfail(k)
   n = n + 1
 end
 if mode == 'expired' then
-  n = requeue_expired(limit)
+  n = requeue_expired(limit, true)
   n = n + promote_delayed(limit - n)
 elseif mode == 'worker' then
   -- Its groups' prefixes (lib.lua's lease groups) and any token of its own.
   for _, m in ipairs(rcall('SMEMBERS', KEYS[11])) do
     if n >= limit then break end
-    n = n + requeue_member(m, true, limit - n)
+    n = n + requeue_member(m, true, limit - n, K_LEASES)
   end
 elseif mode == 'failed' then
   local label = ARGV[8] or ''
