@@ -19,10 +19,12 @@
 -- decimal's tonumber ~1k (strtod), a hex one's far less (strtoul); each
 -- argument and each value returned is a Lua string made or read, ~1k, so
 -- the wire formats send and return only what an item needs (add_item's 3,
--- complete's 3 per plain completion, checkout's 3 per plain lease); batch
--- commands (one HSET/ZADD/SADD per call) beat a redis.call per item, each
--- ~3-8k. callgrind, redis-server instructions per item of a batch of 64
--- (add, checkout, complete): 76.7k before these, 60.8k after.
+-- complete's 3 per plain completion, checkout's 1 per plain lease, its
+-- record); batch commands (one HSET/ZADD/SADD per call) beat a redis.call
+-- per item, each ~3-8k, and a call skips what its crawl lacks (checkout's
+-- one EXISTS). callgrind, redis-server instructions per item of a batch of
+-- 64 (add, checkout, complete): 76.7k before these, 57.7k after
+-- (docs/scale.md).
 --
 -- The contract every script shares (key names: tracker/keys.go):
 --   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
