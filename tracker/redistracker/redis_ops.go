@@ -236,7 +236,7 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 		n, size := 0, 3
 		for ; n < len(cs); n++ {
 			need := 3
-			if len(cs[n].Discovered) > 0 || revisitArg(cs[n]) != "" {
+			if len(cs[n].Discovered) > 0 || !plainVisit(cs[n]) {
 				need += 3 + 3*len(cs[n].Discovered)
 			}
 			if n > 0 && size+need > argsChunk {
@@ -274,8 +274,8 @@ func (r *Tracker) completeArgs(cs []tracker.Completion, size int) []any {
 		args = append(args, string(c.Lease.Token), leaseRecord(c.Lease), c.Bytes)
 	}
 	for i, c := range cs {
-		if rv := revisitArg(c); rv != "" || len(c.Discovered) > 0 {
-			args = append(args, i+1, rv, len(c.Discovered))
+		if len(c.Discovered) > 0 || !plainVisit(c) {
+			args = append(args, i+1, revisitArg(c), len(c.Discovered))
 			for _, it := range c.Discovered {
 				args = r.appendItem(args, it)
 			}

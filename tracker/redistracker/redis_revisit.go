@@ -61,12 +61,18 @@ func parseRevisitHeader(h string) (visits int, v tracker.Validators, err error) 
 	return int(n), tracker.ValidatorsOf(string(b[k:]), lm), nil
 }
 
-// revisitArg is complete.lua's revisit argument of c: "" for a plain first
-// visit (most), else 'u' (a 304) or '-', the revisit in ms (0: none),
-// ':' and the header of the next visit.
+// plainVisit says c is a first visit not filed for a revisit (most): its
+// revisitArg is "".
+func plainVisit(c tracker.Completion) bool {
+	return !c.Unchanged && c.Revisit <= 0 && c.Lease.Visits == 0
+}
+
+// revisitArg is complete.lua's revisit argument of c: "" for a plain visit
+// (plainVisit), else 'u' (a 304) or '-', the revisit in ms (0: none), ':'
+// and the header of the next visit.
 func revisitArg(c tracker.Completion) string {
-	if !c.Unchanged && c.Revisit <= 0 && c.Lease.Visits == 0 {
-		return "" // a first visit not filed for a revisit: most
+	if plainVisit(c) {
+		return ""
 	}
 	flag := "-"
 	if c.Unchanged {

@@ -14,10 +14,10 @@
 --   for ids)}: each lease's record as written to the lease hash (lib.lua's
 --   record: key, depth, attempts and revisit header; Go's parseRecord), one
 --   value, where each value is one more the reply conversion pays for. The
---   i-th lease's token is ARGV[14+i]. more is 1 when the scan budget ran out before n items were
---   found (seen IDs of a range were skipped): call again; 2 when the crawl
---   is paused (no leases;
---   expired leases and due retries still move, the worker is still seen); 3
+--   i-th lease's token is ARGV[14+i]. more is 1 when the scan budget ran
+--   out before n items were found (seen IDs of a range were skipped): call
+--   again; 2 when the crawl is paused (no leases; expired leases and due
+--   retries still move, the worker is still seen); 3
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
 --   2). STATE_LOST when the crawl's state vanished: an empty queue must not
 --   pass for a finished crawl. The worker's record (derived w:<worker>,
