@@ -13,9 +13,17 @@ var ec2IPv6Metadata = netip.MustParseAddr("fd00:ec2::254")
 // alibabaMetadata is Alibaba Cloud's metadata address (outside 169.254/16).
 var alibabaMetadata = netip.MustParseAddr("100.100.100.200")
 
-// nat64 is the well-known NAT64 prefix (RFC 6052): 64:ff9b::a9fe:a9fe is
-// 169.254.169.254 behind a NAT64 gateway.
-var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+// The IPv6 prefixes that carry an IPv4 address a gateway or relay will
+// reach: NAT64's well-known prefix (RFC 6052) and its local-use block
+// (RFC 8215), SIIT's translated addresses (RFC 2765), 6to4 (RFC 3056),
+// Teredo (RFC 4380).
+var (
+	nat64      = netip.MustParsePrefix("64:ff9b::/96")
+	nat64Local = netip.MustParsePrefix("64:ff9b:1::/48")
+	siit       = netip.MustParsePrefix("::ffff:0:0:0/96")
+	sixToFour  = netip.MustParsePrefix("2002::/16")
+	teredo     = netip.MustParsePrefix("2001::/32")
+)
 
 // metadataNames are host names that resolve to a metadata address inside a
 // cloud; through a proxy, which resolves them itself, only the name can be
@@ -29,21 +37,55 @@ var metadataNames = map[string]bool{
 
 // isMetadata reports whether a is a cloud metadata address: IPv4 link-local
 // 169.254.0.0/16 (AWS, GCP, Azure, ...), 100.100.100.200 (Alibaba) or
-// fd00:ec2::254, also when embedded in IPv6 (mapped ::ffff:a.b.c.d,
-// compatible ::a.b.c.d, NAT64 64:ff9b::a.b.c.d).
+// fd00:ec2::254, also when an IPv6 address embeds one (see embeddedIPv4).
 func isMetadata(a netip.Addr) bool {
 	a = a.WithZone("").Unmap()
-	if a.Is6() {
-		b := a.As16()
-		if nat64.Contains(a) || [12]byte(b[:12]) == [12]byte{} {
-			a = netip.AddrFrom4([4]byte(b[12:]))
+	if a.Is4() {
+		return isMetadata4(a)
+	}
+	for _, v4 := range embeddedIPv4(a) {
+		if isMetadata4(v4) {
+			return true
 		}
 	}
-	if a.Is4() {
-		b := a.As4()
-		return b[0] == 169 && b[1] == 254 || a == alibabaMetadata
-	}
 	return a == ec2IPv6Metadata
+}
+
+func isMetadata4(a netip.Addr) bool {
+	b := a.As4()
+	return b[0] == 169 && b[1] == 254 || a == alibabaMetadata
+}
+
+// embeddedIPv4 returns the IPv4 addresses an IPv6 address a can stand for
+// on the way to its destination: compatible ::a.b.c.d, SIIT
+// ::ffff:0:a.b.c.d, NAT64 under 64:ff9b::/96 and under 64:ff9b:1::/48 at
+// every prefix length RFC 6052 allows there (48, 56, 64, 96), 6to4
+// 2002:AABB:CCDD::, Teredo's server and (obfuscated) client, and an ISATAP
+// interface identifier (::5efe:a.b.c.d, ::200:5efe:a.b.c.d).
+func embeddedIPv4(a netip.Addr) []netip.Addr {
+	b := a.As16()
+	v4 := func(p []byte) netip.Addr { return netip.AddrFrom4([4]byte(p)) }
+	var out []netip.Addr
+	switch {
+	case [12]byte(b[:12]) == [12]byte{}, nat64.Contains(a), siit.Contains(a):
+		out = append(out, v4(b[12:]))
+	case nat64Local.Contains(a):
+		// RFC 6052 section 2.2: bits 64-71 (byte 8) are always zero, so an
+		// address spans it when the prefix is shorter than /64.
+		out = append(out,
+			v4([]byte{b[6], b[7], b[9], b[10]}),  // /48
+			v4([]byte{b[7], b[9], b[10], b[11]}), // /56
+			v4(b[9:13]),                          // /64
+			v4(b[12:]))                           // /96
+	case sixToFour.Contains(a):
+		out = append(out, v4(b[2:6]))
+	case teredo.Contains(a):
+		out = append(out, v4(b[4:8]), v4([]byte{^b[12], ^b[13], ^b[14], ^b[15]}))
+	}
+	if (b[8]|0x02) == 0x02 && b[9] == 0 && b[10] == 0x5e && b[11] == 0xfe {
+		out = append(out, v4(b[12:]))
+	}
+	return out
 }
 
 // literalMetadata reports whether u names a metadata address, in any

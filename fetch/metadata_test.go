@@ -34,8 +34,14 @@ var metadataSpellings = []string{
 	"[fd00:ec2::254%25eth0]",
 	"[::ffff:169.254.169.254]",
 	"[::ffff:a9fe:a9fe]",
-	"[::169.254.169.254]",        // IPv4-compatible
-	"[64:ff9b::169.254.169.254]", // NAT64
+	"[::169.254.169.254]",           // IPv4-compatible
+	"[2002:a9fe:a9fe::1]",           // 6to4
+	"[64:ff9b:1::a9fe:a9fe]",        // RFC 8215 local-use NAT64
+	"[64:ff9b:1:a9fe:a9:fea9::]",    // the same, /48
+	"[::ffff:0:a9fe:a9fe]",          // SIIT
+	"[2001:0:a9fe:a9fe::]",          // Teredo server
+	"[fe80::5efe:a9fe:a9fe%25eth0]", // ISATAP
+	"[64:ff9b::169.254.169.254]",    // NAT64
 	"metadata.google.internal",
 	"METADATA.GOOGLE.INTERNAL.",
 	"instance-data",
@@ -127,12 +133,29 @@ func TestMetadataSpellingsRefused(t *testing.T) {
 }
 
 func TestIsMetadata(t *testing.T) {
-	for _, s := range []string{"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "64:ff9b::a9fe:a9fe", "100.100.100.200"} {
+	for _, s := range []string{
+		"169.254.169.254", "::ffff:169.254.169.254", "fd00:ec2::254", "100.100.100.200",
+		"::169.254.169.254",                    // IPv4-compatible
+		"::ffff:0:169.254.169.254",             // SIIT translated
+		"64:ff9b::a9fe:a9fe",                   // NAT64 well-known prefix
+		"64:ff9b::100.100.100.200",             // NAT64, Alibaba's address
+		"64:ff9b:1:a9fe:a9:fea9::",             // RFC 8215 local-use NAT64, /48
+		"64:ff9b:1:a9:fe:a9fe::",               // /56
+		"64:ff9b:1::a9:fea9:fe00:0",            // /64
+		"64:ff9b:1::a9fe:a9fe",                 // /96
+		"2002:a9fe:a9fe::",                     // 6to4
+		"2002:a9fe:a9fe:1:2:3:4:5",             // 6to4, any subnet and host
+		"2001:0:a9fe:a9fe::",                   // Teredo, the server
+		"2001:0:4136:e378:8000:63bf:5601:5601", // Teredo, client 169.254.169.254 obfuscated
+		"fe80::5efe:a9fe:a9fe",                 // ISATAP, link-local
+		"2001:db8::200:5efe:169.254.169.254",   // ISATAP, global interface ID
+	} {
 		if !isMetadata(netip.MustParseAddr(s)) {
 			t.Errorf("isMetadata(%s) = false", s)
 		}
 	}
-	for _, s := range []string{"127.0.0.1", "10.0.0.1", "::1", "fd00:ec2::253", "169.253.255.255", "::ffff:127.0.0.1", "100.100.100.201"} {
+	for _, s := range []string{"127.0.0.1", "10.0.0.1", "::1", "fd00:ec2::253", "169.253.255.255", "::ffff:127.0.0.1", "100.100.100.201",
+		"2002:7f00:1::", "64:ff9b:1::7f00:1", "2001:0:7f00:1::", "fe80::5efe:7f00:1", "2003:a9fe:a9fe::", "64:ff9b:2::a9fe:a9fe"} {
 		if isMetadata(netip.MustParseAddr(s)) {
 			t.Errorf("isMetadata(%s) = true", s)
 		}
