@@ -27,10 +27,9 @@ func (o Options) BackoffBounds(attempt int) (lo, hi time.Duration) {
 // Backoff returns the delay before retrying an item that has failed attempt
 // times: exponential in attempt, with "equal jitter" (uniform in
 // BackoffBounds) so a fleet that failed together does not retry together.
-// retryAfter (an HTTP Retry-After) is a floor, the server asked for it, but
-// only up to BackoffMax: a hostile or mistaken Retry-After (a day) must not
-// park an item, and every worker waiting for the crawl to be done, longer
-// than the operator's own cap.
+// retryAfter (an HTTP Retry-After) is a floor whatever the backoff: the
+// server asked for that much politeness. It is honoured up to MaxRetryAfter,
+// its own cap, so a hostile or mistaken one (a year) cannot park an item.
 func (o Options) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	o = o.WithDefaults()
 	lo, hi := o.BackoffBounds(attempt)
@@ -38,5 +37,5 @@ func (o Options) Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	if hi > lo {
 		d += rand.N(hi - lo + 1)
 	}
-	return max(d, min(retryAfter, o.BackoffMax))
+	return max(d, min(retryAfter, o.MaxRetryAfter))
 }

@@ -338,6 +338,10 @@ const (
 	DefaultMaxAttempts = 3
 	DefaultBackoffBase = 2 * time.Second
 	DefaultBackoffMax  = 5 * time.Minute
+	// DefaultMaxRetryAfter caps a server's Retry-After: long enough for a
+	// site's maintenance window, short enough that a hostile or mistaken
+	// value (a year) does not park items, and the workers waiting for them.
+	DefaultMaxRetryAfter = time.Hour
 )
 
 // Options are the settings every tracker shares. The zero value means the
@@ -346,6 +350,9 @@ type Options struct {
 	MaxAttempts  int           // attempts before an item is failed; default DefaultMaxAttempts
 	BackoffBase  time.Duration // first retry delay; default DefaultBackoffBase
 	BackoffMax   time.Duration // cap of the exponential backoff; default DefaultBackoffMax
+	// MaxRetryAfter caps a failure's RetryAfter, which is honoured whatever
+	// the backoff; default DefaultMaxRetryAfter.
+	MaxRetryAfter time.Duration
 	RequeueBatch int           // expired leases requeued per checkout; default 100
 	Clock        Clock         // default the system clock
 	Limits       Limits        // default unlimited
@@ -364,6 +371,9 @@ func (o Options) WithDefaults() Options {
 	}
 	if o.BackoffMax < o.BackoffBase {
 		o.BackoffMax = o.BackoffBase
+	}
+	if o.MaxRetryAfter <= 0 {
+		o.MaxRetryAfter = DefaultMaxRetryAfter
 	}
 	if o.RequeueBatch <= 0 {
 		o.RequeueBatch = 100

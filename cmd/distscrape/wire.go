@@ -53,7 +53,10 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 		MaxAttempts: cfg.Tracker.MaxAttempts,
 		BackoffBase: cfg.Tracker.Backoff.Base,
 		BackoffMax:  cfg.Tracker.Backoff.Max,
-		Limits:      tracker.Limits{MaxPages: cfg.Limits.MaxPages, MaxBytes: int64(cfg.Limits.MaxBytes)},
+		// A server's Retry-After is politeness toward that server: the
+		// fetch section says how long the crawl honours one.
+		MaxRetryAfter: cfg.Fetch.MaxRetryAfter,
+		Limits:        tracker.Limits{MaxPages: cfg.Limits.MaxPages, MaxBytes: int64(cfg.Limits.MaxBytes)},
 	}
 }
 

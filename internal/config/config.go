@@ -119,6 +119,7 @@ type Fetch struct {
 	Timeout            time.Duration     `yaml:"timeout"`              // whole request; default 30s
 	MaxBody            Size              `yaml:"max_body"`             // default 64MiB
 	MaxRedirects       int               `yaml:"max_redirects"`        // default 10
+	MaxRetryAfter      time.Duration     `yaml:"max_retry_after"`      // cap of a server's Retry-After; default 1h
 	UserAgent          string            `yaml:"user_agent"`           // default "distscrape/1"
 	Robots             *bool             `yaml:"robots"`               // default true
 	Headers            map[string]string `yaml:"headers"`

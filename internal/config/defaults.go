@@ -73,6 +73,7 @@ func (c *Config) ApplyDefaults() {
 	setInt(&f.Concurrency, DefaultConcurrency)
 	setInt(&f.PerHostConcurrency, DefaultPerHostConcurrency)
 	setDur(&f.Timeout, DefaultTimeout)
+	setDur(&f.MaxRetryAfter, tracker.DefaultMaxRetryAfter)
 	if f.MaxBody == 0 {
 		f.MaxBody = DefaultMaxBody
 	}

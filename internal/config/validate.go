@@ -166,6 +166,7 @@ func (f *Fetch) validate(p *problems) {
 		p.add("fetch.per_host_rate", "must be a number of requests per second ≥ 0 (0 = unlimited)")
 	}
 	durRange(p, "fetch.timeout", f.Timeout, time.Millisecond, 24*time.Hour)
+	durRange(p, "fetch.max_retry_after", f.MaxRetryAfter, time.Second, 24*time.Hour)
 	if f.MaxBody <= 0 || f.MaxBody > TiB {
 		p.add("fetch.max_body", "must be between 1 byte and 1TiB")
 	}

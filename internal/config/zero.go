@@ -11,7 +11,7 @@ var zeroMeansDefault = []string{
 	"tracker.backoff.base", "tracker.backoff.max",
 	"scraper.regex_timeout", "scraper.max_links",
 	"fetch.concurrency", "fetch.per_host_concurrency", "fetch.timeout",
-	"fetch.max_body", "fetch.max_redirects",
+	"fetch.max_body", "fetch.max_redirects", "fetch.max_retry_after",
 	"saver.concurrency",
 }
 

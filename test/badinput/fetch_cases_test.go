@@ -191,7 +191,7 @@ func fetchCases() []hostile {
 		metadataCase(false),
 		metadataCase(true),
 		siteCase("malformed Location", badloc, "bad redirect", "", "fetch: {robots: false, timeout: 5s}"),
-		siteCase("Retry-After of a day", []string{"/retry-after-a-day"}, "http 503", "", "fetch: {robots: false, timeout: 5s}"),
+		siteCase("Retry-After of a day", []string{"/retry-after-a-day"}, "http 503", "", "fetch: {robots: false, timeout: 5s, max_retry_after: 1s}"),
 		siteCase("exclude_regex backtracking on every link", []string{"/backtracking-links"}, "regex timeout",
 			", scope: {exclude_regex: '(a+)+(?=b)'}, regex_timeout: 200ms", "fetch: {robots: false, timeout: 5s}",
 			"regex budget"),

@@ -269,12 +269,13 @@ func testFailBackoff(e *env) {
 	}
 }
 
-// testRetryAfter: a Retry-After longer than the backoff is honoured.
-func testRetryAfter(e *env) { retryAfterCase(e, backoffMax-time.Minute, backoffMax-time.Minute) }
+// testRetryAfter: a Retry-After longer than the backoff, even past
+// BackoffMax, is honoured: it is the server's politeness floor.
+func testRetryAfter(e *env) { retryAfterCase(e, backoffMax+time.Minute, backoffMax+time.Minute) }
 
-// testRetryAfterCapped: a Retry-After past BackoffMax (a hostile day) waits
-// BackoffMax only.
-func testRetryAfterCapped(e *env) { retryAfterCase(e, 24*time.Hour, backoffMax) }
+// testRetryAfterCapped: a Retry-After past MaxRetryAfter (a hostile day)
+// waits MaxRetryAfter only.
+func testRetryAfterCapped(e *env) { retryAfterCase(e, 24*time.Hour, maxRetryAfter) }
 
 func retryAfterCase(e *env, retryAfter, want time.Duration) {
 	e.add("a")

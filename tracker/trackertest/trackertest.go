@@ -58,7 +58,10 @@ const (
 	maxAttempts = 3
 	backoffBase = 10 * time.Second
 	backoffMax  = 5 * time.Minute
-	caseTimeout = 60 * time.Second
+	// maxRetryAfter is the suite's Options.MaxRetryAfter: past backoffMax,
+	// so a Retry-After between the two shows which cap an engine applies.
+	maxRetryAfter = 30 * time.Minute
+	caseTimeout   = 60 * time.Second
 )
 
 // start is a whole second, so implementations that store milliseconds are exact.
@@ -144,11 +147,12 @@ func newEnv(t *testing.T, f Factory, mod func(*tracker.Options)) *env {
 	t.Helper()
 	clock := NewClock(start)
 	opts := tracker.Options{
-		MaxAttempts:  maxAttempts,
-		BackoffBase:  backoffBase,
-		BackoffMax:   backoffMax,
-		RequeueBatch: 100,
-		Clock:        clock,
+		MaxAttempts:   maxAttempts,
+		BackoffBase:   backoffBase,
+		BackoffMax:    backoffMax,
+		MaxRetryAfter: maxRetryAfter,
+		RequeueBatch:  100,
+		Clock:         clock,
 	}
 	if mod != nil {
 		mod(&opts)
