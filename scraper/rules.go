@@ -2,6 +2,7 @@ package scraper
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -82,8 +83,8 @@ func NewRules(cfg RulesConfig) (*Rules, error) {
 	}
 	for i, rule := range cfg.Labels {
 		path := fmt.Sprintf("scraper.labels[%d]", i)
-		if at, err := CheckLabels(rule.Labels); err != nil {
-			return nil, labelsError(path+".labels", at, err)
+		if ps := CheckLabels(rule.Labels); len(ps) > 0 {
+			return nil, labelsError(path+".labels", ps)
 		}
 		if len(rule.Labels) == 0 {
 			return nil, fmt.Errorf("%s.labels: required: the labels the matching items get", path)
@@ -116,30 +117,42 @@ func NewRules(cfg RulesConfig) (*Rules, error) {
 	return r, nil
 }
 
+// LabelProblem is one finding of CheckLabels: At is the index of the label
+// at fault, -1 when the list as a whole is.
+type LabelProblem struct {
+	At  int
+	Err error
+}
+
 // CheckLabels checks a list of labels (a config key's, --label's): each
-// tracker.ValidateLabel's, none twice, at most tracker.MaxLabels. at is the
-// index of the label at fault, -1 when the list is.
-func CheckLabels(labels []string) (at int, err error) {
+// tracker.ValidateLabel's, none twice, at most tracker.MaxLabels. It
+// returns every problem, in list order; none when the list is good.
+func CheckLabels(labels []string) []LabelProblem {
+	var ps []LabelProblem
 	if len(labels) > tracker.MaxLabels {
-		return -1, fmt.Errorf("%d labels, more than the limit of %d", len(labels), tracker.MaxLabels)
+		ps = append(ps, LabelProblem{-1, fmt.Errorf("%d labels, more than the limit of %d", len(labels), tracker.MaxLabels)})
 	}
 	for i, l := range labels {
 		if err := tracker.ValidateLabel(l); err != nil {
-			return i, err
-		}
-		if slices.Contains(labels[:i], l) {
-			return i, fmt.Errorf("%q is given twice", l)
+			ps = append(ps, LabelProblem{i, err})
+		} else if slices.Contains(labels[:i], l) {
+			ps = append(ps, LabelProblem{i, fmt.Errorf("%q is given twice", l)})
 		}
 	}
-	return -1, nil
+	return ps
 }
 
-// labelsError names the key of CheckLabels' finding.
-func labelsError(path string, at int, err error) error {
-	if at >= 0 {
-		path = fmt.Sprintf("%s[%d]", path, at)
+// labelsError names the key of each of CheckLabels' findings.
+func labelsError(path string, ps []LabelProblem) error {
+	errs := make([]error, len(ps))
+	for i, p := range ps {
+		at := path
+		if p.At >= 0 {
+			at = fmt.Sprintf("%s[%d]", path, p.At)
+		}
+		errs[i] = fmt.Errorf("%s: %w", at, p.Err)
 	}
-	return fmt.Errorf("%s: %w", path, err)
+	return errors.Join(errs...)
 }
 
 // compileRule compiles a rule's match. Keys are short, so Go's linear

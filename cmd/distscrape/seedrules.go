@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/scraper"
@@ -20,11 +21,16 @@ type seedRules struct {
 // newSeedRules compiles cfg's rules for seeds with extra labels (checked:
 // a bad one is a usage error naming --label).
 func newSeedRules(cfg *config.Config, labels []string) (*seedRules, error) {
-	if at, err := scraper.CheckLabels(labels); err != nil {
-		if at >= 0 {
-			return nil, usagef("--label %q: %v", labels[at], err)
+	if ps := scraper.CheckLabels(labels); len(ps) > 0 {
+		msgs := make([]string, len(ps))
+		for i, p := range ps {
+			if p.At >= 0 {
+				msgs[i] = fmt.Sprintf("--label %q: %v", labels[p.At], p.Err)
+			} else {
+				msgs[i] = fmt.Sprintf("--label: %v", p.Err)
+			}
 		}
-		return nil, usagef("--label: %v", err)
+		return nil, usagef("%s", strings.Join(msgs, "; "))
 	}
 	rules, err := openRules(cfg)
 	if err != nil {

@@ -41,6 +41,8 @@ scraper:
 		{name: "bad --label", yaml: withRules, labels: []string{"ok", "a,b"}, err: `--label "a,b": tracker: invalid label`},
 		{name: "--label twice", yaml: withRules, labels: []string{"a", "a"}, err: `--label "a": "a" is given twice`},
 		{name: "too many --label", yaml: withRules, labels: strings.Split("a b c d e f g h i j k l m n o p q", " "), err: "--label: 17 labels"},
+		{name: "every bad --label", yaml: withRules, labels: []string{"a b", "ok", "c,d", "", "ok"},
+			err: `--label "a b": tracker: invalid label: label "a b": " " at byte 1 (letters, digits, '.', '-' and '_' only); --label "c,d": tracker: invalid label: label "c,d": "," at byte 1 (letters, digits, '.', '-' and '_' only); --label "": tracker: invalid label: empty label; --label "ok": "ok" is given twice`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := config.Parse([]byte(tc.yaml), "crawl.yaml")

@@ -29,12 +29,14 @@ func (s *Scraper) validateRules(p *problems) {
 		checkMatch(p, path, r.Match)
 		if len(r.Labels) == 0 {
 			p.add(path+".labels", "required: the labels the matching items get (e.g. [news])")
-		} else if at, err := scraper.CheckLabels(r.Labels); err != nil {
-			lp := path + ".labels"
-			if at >= 0 {
-				lp = fmt.Sprintf("%s[%d]", lp, at)
+		} else {
+			for _, lp := range scraper.CheckLabels(r.Labels) {
+				at := path + ".labels"
+				if lp.At >= 0 {
+					at = fmt.Sprintf("%s[%d]", at, lp.At)
+				}
+				p.add(at, "%v", lp.Err)
 			}
-			p.add(lp, "%v", err)
 		}
 	}
 	for i, r := range s.Priority {

@@ -250,3 +250,33 @@ func TestClusterURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryBadLabelAtOnce: a label list with several bad labels names each
+// of them (a space, a comma, empty, twice), like every other problem, and
+// so does one over the limit that also holds bad labels.
+func TestEveryBadLabelAtOnce(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, labels string
+		want         []string
+	}{
+		{"four kinds", "[ok, 'a b', 'c,d', '', ok]", []string{"scraper.labels[0].labels[1]", "scraper.labels[0].labels[2]", "scraper.labels[0].labels[3]", "scraper.labels[0].labels[4]"}},
+		{"too many and bad", "[a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p,'q r']", []string{"scraper.labels[0].labels", "scraper.labels[0].labels[16]"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := parse([]byte("crawl: x\nscraper: {seeds: ['http://a.org/'], labels: [{match: x, labels: "+tc.labels+"}]}\n"), "c.yaml", envOf(nil))
+			got := map[string]bool{}
+			for _, fe := range fieldErrors(err) {
+				got[fe.Path] = true
+			}
+			for _, path := range tc.want {
+				if !got[path] {
+					t.Errorf("no problem at %s: %v", path, err)
+				}
+			}
+			if len(got) != len(tc.want) {
+				t.Errorf("got %d problems, want %d: %v", len(got), len(tc.want), err)
+			}
+		})
+	}
+}
