@@ -1,6 +1,6 @@
 // Package tracker leases work items (URLs or IDs) to a fleet of workers.
 //
-// The life cycle of an item (see DESIGN.md):
+// The life cycle of an item (docs/architecture.md, "Life of an item"):
 //
 //	add (deduplicated) → pending → checkout → leased → complete → done
 //	                        ↑                    │  └── fail (retryable) → delayed → (due) → pending

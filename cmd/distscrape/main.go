@@ -20,7 +20,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// Exit codes (DESIGN.md "Command line").
+// Exit codes (docs/architecture.md, "Command line").
 const (
 	exitOK      = 0
 	exitRuntime = 1

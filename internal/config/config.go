@@ -1,6 +1,7 @@
 // Package config loads and validates the one YAML file that describes a crawl
-// (see DESIGN.md "Config"). Zero values mean the defaults documented on each
-// field; Load applies them, so code downstream never sees an unset field.
+// (docs/architecture.md, "Config"; every key in docs/config.md). Zero values
+// mean the defaults documented on each field; Load applies them, so code
+// downstream never sees an unset field.
 //
 // Load (a file) and Parse (bytes) do, in order:
 //  1. decode the YAML strictly: an unknown key is an error naming its path

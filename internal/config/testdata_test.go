@@ -9,7 +9,8 @@ scraper:
   seeds: ["https://example.org/"]
 `
 
-// full sets every key of DESIGN.md's example, with a redis tracker.
+// full sets a value for the main keys of every section (docs/config.md),
+// with a redis tracker.
 const full = `
 crawl: example
 tracker:

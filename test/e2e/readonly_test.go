@@ -16,7 +16,8 @@ import (
 	"github.com/distscrape/distscrape/test/testbin"
 )
 
-// readOnlyCommands never write tracker state (DESIGN.md "Command line").
+// readOnlyCommands never write tracker state (docs/architecture.md,
+// "Command line").
 var readOnlyCommands = [][]string{{"status"}, {"status", "--json"}, {"failed"}, {"failed", "--json"}, {"check"}}
 
 // TestReadOnlyCommandsWriteNothing runs each read-only command on a memory
