@@ -88,6 +88,15 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFresh(w, r)
 		return
 	}
+	if kind == pathOther && s.shop.handles(r.URL.Path) {
+		logged := r.URL.Path
+		if logged == APIItemsPath {
+			logged = r.URL.RequestURI() // its pages differ by query
+		}
+		s.log.count(kind, n, logged)
+		s.shop.serve(w, r)
+		return
+	}
 	logged, a := r.URL.Path, c.mirror[r.URL.RequestURI()]
 	if a != nil {
 		logged = r.URL.RequestURI() // the mirror's pages differ by query
@@ -252,7 +261,7 @@ func (s *Site) Unexpected() []string {
 	defer s.log.mu.Unlock()
 	var out []string
 	for p := range s.log.other {
-		if mirror[p] == nil && !s.freshPath(p) {
+		if mirror[p] == nil && !s.freshPath(p) && !s.shop.serves(p) {
 			out = append(out, p)
 		}
 	}

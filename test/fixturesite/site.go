@@ -14,6 +14,16 @@
 // references to other IDs (id+1 and pseudo-random others), so every ID is
 // reachable from ID 1.
 //
+// The shop, for scraping data (shop.go, api.go, articles.go): a product
+// listing with paging under /shop/, a detail page per product with typed
+// fields (some in ISO-8859-1 or windows-1252, some a captcha answered with
+// status 200), a JSON API with paging (GET /api/items?page=N) and a POST
+// endpoint (/api/item), and article pages whose main text sits among
+// boilerplate. Products, CaptchaIDs, APIItems and Articles are its truth.
+// The mirror sub-site (mirror.go) and the fresh sub-site (fresh.go) serve
+// what mirrors and revisits need. No page of the link site links to any of
+// them.
+//
 // Pages are rendered once, when the site starts; a request costs a map-free
 // path parse and two writes.
 package fixturesite
@@ -51,6 +61,9 @@ type Options struct {
 	// LogRequests keeps every request in order with its validators and
 	// status (Log).
 	LogRequests bool
+	// Products is how many products the shop sub-site and its JSON API
+	// serve (shop.go); default DefaultProducts.
+	Products int
 }
 
 // DefaultRobots allows every path to every agent.
@@ -75,6 +88,7 @@ type Site struct {
 	status []uint8 // page -> statusOK, statusNotFound or statusBroken
 	refs   [][]int // item id (index id-1) -> referenced ids
 	robots []byte
+	shop   *shopSite // the shop sub-site and its API: no base URL in it, built by New
 
 	content atomic.Pointer[content] // set by Render; read lock-free per request
 	latency atomic.Int64            // time.Duration added to each request
@@ -120,6 +134,7 @@ func New(opts Options) *Site {
 	def(&opts.Links, 10)
 	def(&opts.IDs, 200)
 	def(&opts.IDLinks, 5)
+	def(&opts.Products, DefaultProducts)
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
@@ -135,6 +150,7 @@ func New(opts Options) *Site {
 	s.latency.Store(int64(opts.Latency))
 	s.buildLinks()
 	s.buildRefs()
+	s.shop = newShop(opts.Seed, opts.Products)
 	s.log.init(opts.Pages, opts.IDs)
 	return s
 }

@@ -1,5 +1,5 @@
-// Command fixturesite serves the deterministic fixture site (link site and
-// ID site) for `make demo`, benchmarks and people:
+// Command fixturesite serves the deterministic fixture site (link site, ID
+// site, shop and JSON API) for `make demo`, benchmarks and people:
 //
 //	go run ./test/fixturesite/cmd/fixturesite -addr 127.0.0.1:8088 -pages 200
 //
@@ -28,6 +28,7 @@ func main() {
 	flag.IntVar(&o.Broken, "broken", 0, "pages that always answer 500")
 	flag.IntVar(&o.IDs, "ids", 200, "ID-site items /item/1..N")
 	flag.IntVar(&o.IDLinks, "id-links", 5, "data-id references per item")
+	flag.IntVar(&o.Products, "products", fixturesite.DefaultProducts, "shop products /shop/p/1..N (and the JSON API's items)")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the link choice")
 	flag.DurationVar(&o.Latency, "latency", 0, "latency added to every request")
 	robots := flag.String("robots", "", "file whose contents replace robots.txt (default: allow all)")
@@ -49,6 +50,8 @@ func main() {
 	}
 	fmt.Println(base)
 	fmt.Fprintf(os.Stderr, "%s; link site seed %s/, ID site %s (start at ID 1)\n", site, base, site.ItemURLFormat())
+	fmt.Fprintf(os.Stderr, "shop %s%s (%d products, %d captcha), JSON API %s%s, articles %s%s\n",
+		base, fixturesite.ShopPath, len(site.Products()), len(site.CaptchaIDs()), base, fixturesite.APIItemsPath, base, fixturesite.ArticlesPath)
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
