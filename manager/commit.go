@@ -57,9 +57,9 @@ func (m *Manager) commitLoop(workCtx context.Context, results <-chan *job, slots
 	}
 }
 
-// report flushes the saver, then completes, fails or releases the jobs in
-// the tracker. An item is completed only if the flush that covers its save
-// succeeded.
+// report flushes the saver and the record sink, then completes, fails or
+// releases the jobs in the tracker. An item is completed only if the
+// flushes that cover its save and its records succeeded.
 func (m *Manager) report(workCtx context.Context, js []*job) {
 	ctx, cancel := m.reportCtx(workCtx)
 	defer cancel()
@@ -87,6 +87,7 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 			ok = nil
 		}
 	}
+	ok, fails = m.flushRecords(ctx, ok, fails)
 	if len(ok) > 0 {
 		cs := make([]tracker.Completion, len(ok))
 		for i, j := range ok {

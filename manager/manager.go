@@ -10,9 +10,11 @@
 // fetch.Client is the polite one. The Example shows a whole crawl.
 //
 // An item is completed in the tracker only after the saver's Flush has
-// returned for it; an error from the fetcher, scraper or saver decides the
-// item's fate through fetch.Outcome (fetch.Final: dead letter at once;
-// fetch.Retry or any other error: retried with backoff).
+// returned for it, and, when it produced records (Config.Extractor), the
+// record sink's Flush too; an error from the fetcher, scraper, extractor,
+// saver or sink decides the item's fate through fetch.Outcome (fetch.Final:
+// dead letter at once; fetch.Retry or any other error: retried with
+// backoff). records.go says how pages become records.
 package manager
 
 import (
@@ -26,6 +28,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/fetch"
+	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
@@ -77,6 +80,11 @@ type Config struct {
 	// done item is due again (scraper.Rules is one, from the config's
 	// scraper.labels, priority and revisit).
 	Rules Rules
+	// Extractor, when set, takes records out of every page fetched (not
+	// out of a 304: its records stay as they were), and Records stores
+	// them; both or neither. See records.go.
+	Extractor Extractor
+	Records   record.Sink
 }
 
 // Rules decides per item what a crawl's rules say (scraper.Rules is one).
@@ -127,6 +135,8 @@ type Summary struct {
 	Discovered int64         `json:"discovered"` // items found (before deduplication)
 	Bytes      int64         `json:"bytes"`      // body bytes fetched
 	Elapsed    time.Duration `json:"elapsed_ns"`
+	// Records counts records by rule (Config.Extractor); nil without one.
+	Records map[string]RuleCount `json:"records,omitempty"`
 }
 
 // Manager is one worker's crawl loop.
@@ -144,12 +154,17 @@ type Manager struct {
 	held map[tracker.LeaseToken]*job // leases checked out and not yet reported back
 
 	sent *sentCache // discoveries the tracker has accepted: not sent again
+
+	rec recordState
 }
 
 // New returns a Manager over the four parts.
 func New(tr tracker.Tracker, sc scraper.Scraper, sv saver.Saver, fe Fetcher, cfg Config) (*Manager, error) {
 	if tr == nil || sc == nil || sv == nil || fe == nil {
 		return nil, errors.New("manager: tracker, scraper, saver and fetcher are all required")
+	}
+	if (cfg.Extractor == nil) != (cfg.Records == nil) {
+		return nil, errors.New("manager: an Extractor needs a Records sink, and a sink an Extractor")
 	}
 	if err := tracker.ValidateWorker(cfg.Worker); err != nil {
 		return nil, fmt.Errorf("manager: %w", err)
@@ -167,6 +182,7 @@ type job struct {
 	revisit    time.Duration      // Completion.Revisit
 	validators tracker.Validators // Completion.Validators
 	unchanged  bool               // a 304: Completion.Unchanged
+	records    recordsPut         // what the sink holds of it, not yet flushed
 	err        error              // nil: fetched, scraped and saved (not yet flushed)
 	release    bool               // not processed (shutdown): hand the lease back
 }
@@ -174,7 +190,8 @@ type job struct {
 // Progress returns the counters so far; safe to call while Run runs.
 func (m *Manager) Progress() Summary {
 	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
-		Released: m.released.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load()}
+		Released: m.released.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load(),
+		Records: m.rec.counts()}
 }
 
 // Run works the crawl until it is done (with ExitWhenDone) or ctx is
@@ -443,12 +460,25 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		return
 	}
 	page := pageOf(j.lease, resp)
+	// Extract before saving: a page whose records fail validation (a
+	// captcha served with 200) is not kept, like one the scraper refuses.
+	sets, err := m.extract(ctx, page)
+	if err != nil {
+		j.err = err
+		m.observe(err, resp)
+		return
+	}
 	if err := m.sv.Save(ctx, page); err != nil {
 		j.err = fmt.Errorf("save: %w", err)
 		// The page is fine, the store is not (disk full, S3 down): the
 		// operator must hear of it, not only the dead-letter list.
 		m.log.Warn("save failed; the item will be retried", "item", item.Key, "err", err)
 		m.observe(j.err, resp)
+		return
+	}
+	if err := m.putRecords(ctx, j, sets); err != nil {
+		j.err = err
+		m.observe(err, resp)
 		return
 	}
 	j.discovered = found

@@ -1,0 +1,192 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"sync"
+	"sync/atomic"
+
+	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// Extractor takes records out of a page (config `extract:`; the command
+// line hands the manager an extract.Extractor). It returns one Set per rule
+// that matched the page, even an empty one, so that Put replaces what an
+// earlier visit left.
+//
+// Its error decides the item's fate like any other (fetch.Outcome): a body
+// that cannot be read as the rules want (not HTML or JSON, an unknown
+// charset, too large) should be final, since fetching it again brings the
+// same body; records that fail validation (on_invalid: fail, a captcha
+// served with 200) are retryable by default, then a dead letter with the
+// reason. Such an error should implement InvalidError, for the counters.
+type Extractor interface {
+	Extract(ctx context.Context, p *saver.Page) ([]record.Set, error)
+}
+
+// InvalidError is an Extract error for records that failed validation: it
+// names the rule, which counts one invalid record.
+type InvalidError interface {
+	error
+	InvalidRule() string
+}
+
+// RuleCount is what one rule produced on this worker.
+type RuleCount struct {
+	// Written counts records made durable in the sink (valid ones, and
+	// invalid ones a rule keeps with on_invalid: keep).
+	Written int64 `json:"written"`
+	// Invalid counts records that failed validation: kept ones and those
+	// that failed their page.
+	Invalid int64 `json:"invalid"`
+}
+
+// RecordObserver is an Observer that also hears of records, per rule, for
+// metrics: written once durable, invalid when found.
+type RecordObserver interface {
+	Observer
+	ObserveRecords(rule string, written, invalid int)
+}
+
+// recordState is the manager's view of the sink: the counters, and the
+// flush failures that make records put before them suspect.
+type recordState struct {
+	mu     sync.Mutex
+	byRule map[string]RuleCount
+
+	// flushFailures counts the sink's failed Flush calls. A failed Flush
+	// may have dropped what was buffered, Puts of items outside its group
+	// included: an item is completed only if none failed since its Put.
+	flushFailures atomic.Uint64
+}
+
+// recordsPut is what one job handed the sink.
+type recordsPut struct {
+	sets     int
+	byRule   map[string]int // records by rule
+	failures uint64         // recordState.flushFailures before the first Put
+}
+
+func (r *recordState) add(rule string, written, invalid int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.byRule == nil {
+		r.byRule = map[string]RuleCount{}
+	}
+	c := r.byRule[rule]
+	c.Written += written
+	c.Invalid += invalid
+	r.byRule[rule] = c
+}
+
+func (r *recordState) counts() map[string]RuleCount {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.byRule)
+}
+
+// extract runs the Extractor over a page; nil without one.
+func (m *Manager) extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
+	if m.cfg.Extractor == nil {
+		return nil, nil
+	}
+	sets, err := m.cfg.Extractor.Extract(ctx, p)
+	if err != nil {
+		var ie InvalidError
+		if errors.As(err, &ie) {
+			m.countInvalid(ie.InvalidRule(), 1)
+		}
+		return nil, fmt.Errorf("extract: %w", err)
+	}
+	for _, s := range sets {
+		n := 0
+		for _, r := range s.Records {
+			if r.Status == record.Invalid {
+				n++
+			}
+		}
+		if n > 0 {
+			m.countInvalid(s.Rule, n)
+		}
+	}
+	return sets, nil
+}
+
+func (m *Manager) countInvalid(rule string, n int) {
+	m.rec.add(rule, 0, int64(n))
+	if o, ok := m.cfg.Observer.(RecordObserver); ok {
+		o.ObserveRecords(rule, 0, n)
+	}
+}
+
+// putRecords hands a page's Sets to the sink. Any error fails the item: its
+// records are not durable, so it must not be completed.
+func (m *Manager) putRecords(ctx context.Context, j *job, sets []record.Set) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	j.records = recordsPut{failures: m.rec.flushFailures.Load(), byRule: map[string]int{}}
+	for _, s := range sets {
+		if err := m.cfg.Records.Put(ctx, s); err != nil {
+			m.log.Warn("records put failed; the item will be retried", "item", j.lease.Key, "rule", s.Rule, "err", err)
+			return fmt.Errorf("records: put %s: %w", s.Rule, err)
+		}
+		j.records.sets++
+		j.records.byRule[s.Rule] += len(s.Records)
+	}
+	return nil
+}
+
+// flushRecords makes the records of ok durable. The jobs that put records
+// stay in ok only if this Flush succeeded and no Flush failed since their
+// Put; the others become retryable failures, like a failed saver Flush
+// (the sink down: the pages wait and are fetched again).
+func (m *Manager) flushRecords(ctx context.Context, ok []*job, fails []tracker.Failure) ([]*job, []tracker.Failure) {
+	if m.cfg.Records == nil {
+		return ok, fails
+	}
+	n := 0
+	for _, j := range ok {
+		if j.records.sets > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return ok, fails
+	}
+	before := m.rec.flushFailures.Load()
+	err := m.cfg.Records.Flush(ctx)
+	if err != nil {
+		m.rec.flushFailures.Add(1)
+		m.log.Error("records flush failed; their items will be retried", "err", err, "items", n)
+	}
+	kept := ok[:0]
+	for _, j := range ok {
+		switch {
+		case j.records.sets == 0:
+			kept = append(kept, j)
+		case err != nil:
+			fails = append(fails, m.failure(j.lease, errors.Join(errors.New("records: flush"), err)))
+		case j.records.failures != before:
+			fails = append(fails, m.failure(j.lease, errors.New("records: a flush failed after they were put; fetched again")))
+		default:
+			kept = append(kept, j)
+			m.recordsWritten(j)
+		}
+	}
+	return kept, fails
+}
+
+func (m *Manager) recordsWritten(j *job) {
+	o, _ := m.cfg.Observer.(RecordObserver)
+	for rule, n := range j.records.byRule {
+		m.rec.add(rule, int64(n), 0)
+		if o != nil {
+			o.ObserveRecords(rule, n, 0)
+		}
+	}
+}
