@@ -33,6 +33,9 @@ type Config struct {
 	Metrics Metrics `yaml:"metrics"`
 	// Dashboard is `distscrape dashboard` (and `crawl --dashboard`).
 	Dashboard Dashboard `yaml:"dashboard"`
+	// Extract takes records out of pages (see extract.go); Records stores them.
+	Extract []ExtractRule `yaml:"extract"`
+	Records Records       `yaml:"records"`
 
 	secrets []string // the values of ${VAR} references: see Redactor
 }
@@ -76,6 +79,13 @@ type Scraper struct {
 	Labels       []LabelRule    `yaml:"labels"`        // items matching get the labels; every match adds
 	Priority     []PriorityRule `yaml:"priority"`      // items matching get the priority (0..9, higher first); the first match decides
 	BreadthFirst bool           `yaml:"breadth_first"` // items no priority rule matches: 9 minus depth (shallower first)
+
+	// Follow picks what a page leads to by selector (see extract.go):
+	// links in a link crawl, IDs in an ID crawl, beside link_regex/id_regex.
+	Follow []Follow `yaml:"follow"`
+	// Requests say how an item is requested: the first whose match the
+	// item's key matches decides (see extract.go); none: a GET.
+	Requests []RequestRule `yaml:"requests"`
 }
 
 // RevisitRule is one scraper.revisit entry.

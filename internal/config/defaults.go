@@ -111,6 +111,8 @@ func (c *Config) ApplyDefaults() {
 		setInt(&v.KeepVersions, DefaultKeepVersions)
 	}
 
+	c.applyExtractDefaults()
+
 	setStr(&c.Log.Level, "info")
 	setStr(&c.Log.Format, "text")
 }

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/distscrape/distscrape/internal/redact"
 )
@@ -52,12 +53,29 @@ func (p *problems) add(path, format string, args ...any) {
 		return
 	}
 	e := &FieldError{Path: path, Msg: fmt.Sprintf(format, args...)}
-	if line := p.lines[path]; line > 0 {
+	if line := p.lineOf(path); line > 0 {
 		e.Pos = fmt.Sprintf("%s:%d", p.file, line)
 	} else if path == "" && p.file != "" {
 		e.Pos = p.file
 	}
 	p.list = append(p.list, e)
+}
+
+// lineOf is the line of path, or of the nearest key above it that is in
+// the file: a required key that is missing is reported where its section
+// (the list entry, the mapping) is.
+func (p *problems) lineOf(path string) int {
+	for path != "" {
+		if line := p.lines[path]; line > 0 {
+			return line
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+	return 0
 }
 
 // addAt records a problem at a known line (decoding, where the key path may

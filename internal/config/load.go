@@ -220,6 +220,10 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // "key:" or "key: ~" keeps the default
 	}
+	if v.Type() == fieldsType {
+		d.fieldsFrom(n, v, path, depth)
+		return
+	}
 	if isScalarType(v.Type()) {
 		if n.Kind != yaml.ScalarNode {
 			d.p.addAt(path, n.Line, "expected %s, got %s", typeWord(v.Type()), kindWord(n))
@@ -336,6 +340,38 @@ func (d *decoder) structFrom(n *yaml.Node, v reflect.Value, path string, depth i
 		d.p.lines[full] = k.Line
 		d.value(val, v.Field(idx), full, depth+1)
 	}
+}
+
+var fieldsType = reflect.TypeOf(Fields(nil))
+
+// fieldsFrom decodes a rule's fields, a mapping of name to field, keeping
+// the file's order (the columns' order).
+func (d *decoder) fieldsFrom(n *yaml.Node, v reflect.Value, path string, depth int) {
+	if n.Kind != yaml.MappingNode {
+		d.p.addAt(path, n.Line, "expected a mapping of field names (title: {css: h1}), got %s", kindWord(n))
+		return
+	}
+	var out Fields
+	seen := map[string]bool{}
+	merged, own := d.pairs(n, path, 0)
+	for _, kv := range append(merged, own...) {
+		k, val := kv[0], kv[1]
+		if k.Kind != yaml.ScalarNode {
+			d.p.addAt(path, k.Line, "keys must be plain names, got %s", kindWord(k))
+			continue
+		}
+		full := join(path, k.Value)
+		if seen[k.Value] {
+			d.p.addAt(full, k.Line, "duplicate field")
+			continue
+		}
+		seen[k.Value] = true
+		d.p.lines[full] = k.Line
+		f := Field{Name: k.Value}
+		d.value(val, reflect.ValueOf(&f).Elem(), full, depth+1)
+		out = append(out, f)
+	}
+	v.Set(reflect.ValueOf(out))
 }
 
 func (d *decoder) mapFrom(n *yaml.Node, v reflect.Value, path string, depth int) {

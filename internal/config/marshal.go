@@ -27,6 +27,16 @@ func encode(v reflect.Value) *yaml.Node {
 		return nil
 	}
 	switch v.Type() {
+	case fieldsType:
+		n := &yaml.Node{Kind: yaml.MappingNode}
+		for _, f := range v.Interface().(Fields) {
+			val := encode(reflect.ValueOf(f))
+			if val == nil {
+				val = &yaml.Node{Kind: yaml.MappingNode}
+			}
+			n.Content = append(n.Content, scalar("!!str", f.Name), val)
+		}
+		return n
 	case durationType:
 		return scalar("!!str", time.Duration(v.Int()).String())
 	case sizeType:

@@ -16,7 +16,7 @@ func (c *Config) Redacted() *Config {
 	r := c.Clone()
 	// Where credentials belong, a URL is cut up to its last '@'; crawled
 	// URLs may have an '@' in their path ("/@bob"), so only their authority.
-	for _, p := range []*string{&r.Tracker.URL, &r.Saver.URL, &r.Saver.Endpoint} {
+	for _, p := range []*string{&r.Tracker.URL, &r.Saver.URL, &r.Saver.Endpoint, &r.Records.URL} {
 		*p = red.URL(*p)
 	}
 	for i := range r.Fetch.Proxies {
@@ -31,13 +31,21 @@ func (c *Config) Redacted() *Config {
 			list[i] = red.String(list[i])
 		}
 	}
-	for name, v := range r.Fetch.Headers {
+	redactHeaders(red, r.Fetch.Headers)
+	for i := range r.Scraper.Requests {
+		redactHeaders(red, r.Scraper.Requests[i].Headers)
+		r.Scraper.Requests[i].Body = red.String(r.Scraper.Requests[i].Body)
+	}
+	return r
+}
+
+func redactHeaders(red *redact.Redactor, h map[string]string) {
+	for name, v := range h {
 		if redact.Sensitive(name) {
 			v = redact.Mark
 		}
-		r.Fetch.Headers[name] = red.String(v)
+		h[name] = red.String(v)
 	}
-	return r
 }
 
 // Redactor hides the secrets of this config (the values of its ${VAR}
@@ -63,6 +71,15 @@ func (c *Config) Clone() *Config {
 	r.Fetch.Headers = maps.Clone(c.Fetch.Headers)
 	r.Fetch.Robots = cloneBool(c.Fetch.Robots)
 	r.Scraper.Requisites = cloneBool(c.Scraper.Requisites)
+	r.Scraper.Follow = clone(c.Scraper.Follow)
+	r.Scraper.Requests = clone(c.Scraper.Requests)
+	for i := range r.Scraper.Requests {
+		r.Scraper.Requests[i].Headers = maps.Clone(c.Scraper.Requests[i].Headers)
+	}
+	r.Extract = clone(c.Extract)
+	for i := range r.Extract {
+		r.Extract[i].Fields = clone(c.Extract[i].Fields)
+	}
 	return &r
 }
 

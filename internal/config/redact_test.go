@@ -48,13 +48,18 @@ func TestErrorsHideSecrets(t *testing.T) {
 		{"saver.url", func(u string) string { return "saver: {kind: redis, url: '" + u + "'}\n" }, ""},
 		{"fetch.proxies", func(u string) string { return "fetch: {proxies: ['" + u + "']}\n" }, ""},
 		{"DISTSCRAPE_TRACKER_URL", func(string) string { return "tracker: {kind: redis}\n" }, "DISTSCRAPE_TRACKER_URL"},
+		{"records.url", func(u string) string { return oneRule + "records: {kind: postgres, url: '" + u + "'}\n" }, ""},
+		{"DISTSCRAPE_RECORDS_URL", func(string) string { return oneRule + "records: {kind: postgres}\n" }, "DISTSCRAPE_RECORDS_URL"},
 	}
 	spellings := []string{"hun#ter2", "hun/ter2", "hun?ter2", "hun@ter2", "hun ter2", "hunter2"}
 	shapes := []string{"%s://u:%s@h:6379", "%s://u:%s@h:99999", "%s://u:%s@h\x7f:1", "%s://%s@h:1/x y"}
 	for _, src := range sources {
 		scheme := "redis"
-		if src.name == "fetch.proxies" {
+		switch src.name {
+		case "fetch.proxies":
 			scheme = "http"
+		case "records.url", "DISTSCRAPE_RECORDS_URL":
+			scheme = "postgres"
 		}
 		for _, pw := range spellings {
 			for _, shape := range shapes {

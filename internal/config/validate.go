@@ -37,6 +37,7 @@ func (c *Config) validate(p *problems) {
 	c.Scraper.validate(p)
 	c.Fetch.validate(p)
 	c.Saver.validate(p)
+	c.validateExtract(p)
 	if c.Limits.MaxPages < 0 {
 		p.add("limits.max_pages", "%d: want 0 (unlimited) or a number of pages", c.Limits.MaxPages)
 	}
@@ -116,8 +117,8 @@ func (s *Scraper) validate(p *problems) {
 	}
 	checkRegex(p, "scraper.link_regex", s.LinkRegex)
 	if s.Kind == "id" {
-		if s.IDRegex == "" {
-			p.add("scraper.id_regex", `required when scraper.kind is id (e.g. 'data-id="(\d+)"')`)
+		if s.IDRegex == "" && !slices.ContainsFunc(s.Follow, func(f Follow) bool { return f.Kind == "id" }) {
+			p.add("scraper.id_regex", `required when scraper.kind is id, unless scraper.follow finds the IDs (e.g. 'data-id="(\d+)"')`)
 		}
 		switch {
 		case s.DownloadURLFmt == "":
@@ -151,6 +152,8 @@ func (s *Scraper) validate(p *problems) {
 	durRange(p, "scraper.regex_timeout", s.RegexTimeout, time.Millisecond, time.Minute)
 	intRange(p, "scraper.max_links", s.MaxLinks, 1, 1_000_000)
 	s.validateRules(p)
+	s.validateFollow(p)
+	s.validateRequests(p)
 	for i, ct := range s.ContentTypes {
 		path := "scraper.content_types[" + strconv.Itoa(i) + "]"
 		if mt, _, err := mime.ParseMediaType(ct); err != nil || !strings.Contains(mt, "/") {

@@ -1,0 +1,396 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"mime"
+	"net/url"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/record"
+)
+
+// ExtractRule is one `extract:` entry: what one rule takes out of the
+// pages whose key matches, into the table named Name.
+type ExtractRule struct {
+	Name  string `yaml:"name"`  // required: the rule's table (record.ValidName)
+	Match string `yaml:"match"` // required: a regex of the item keys (URLs or IDs)
+	// Each, when set, yields one record per element it selects (a product
+	// list: one record per product); fields are then relative to it.
+	Each      Selector `yaml:"each"`
+	Fields    Fields   `yaml:"fields"`     // required; columns in file order
+	OnInvalid string   `yaml:"on_invalid"` // fail (default: the page fails) | skip (the record is dropped) | keep (stored with status invalid)
+}
+
+// Selector picks elements: exactly one of CSS, XPath or JSON.
+type Selector struct {
+	CSS   string `yaml:"css"`
+	XPath string `yaml:"xpath"`
+	JSON  string `yaml:"json"` // a gjson path into a JSON body
+}
+
+// Field is one column of a rule, written as `name: {css: ..., type: ...}`
+// under fields: the YAML mapping's order is the columns' order.
+type Field struct {
+	Name     string `yaml:"-"` // the key under fields
+	CSS      string `yaml:"css"`
+	Attr     string `yaml:"attr"` // css: the attribute's value instead of the element's text
+	XPath    string `yaml:"xpath"`
+	JSON     string `yaml:"json"`
+	Regex    string `yaml:"regex"` // over the body: the group named like the field, else the first group, else the match
+	Text     string `yaml:"text"`  // main: the page's readable main text
+	All      bool   `yaml:"all"`   // every match, as a list
+	Type     string `yaml:"type"`  // string (default) | int | float | bool | time | url
+	Required bool   `yaml:"required"`
+	Default  string `yaml:"default"` // the value when nothing is found, of the field's type
+}
+
+// Fields are a rule's fields in the order of the file.
+type Fields []Field
+
+// Records is the sink of the extracted records.
+type Records struct {
+	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | sqlite | postgres
+	Dir         string `yaml:"dir"`          // jsonl: default "out/records"
+	RotateBytes Size   `yaml:"rotate_bytes"` // jsonl: a new file past this size; default 256MiB
+	Path        string `yaml:"path"`         // sqlite: default "out/records.db"
+	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full
+	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres: before each rule's name, e.g. "shop_"
+	Batch       int    `yaml:"batch"`        // sqlite, postgres: Sets written per statement batch; default 500
+}
+
+// Follow is one scraper.follow entry: exactly one selector; Attr with CSS
+// only (default href); Kind url (link crawls) or id (ID crawls), by
+// default the crawl's.
+type Follow struct {
+	CSS   string `yaml:"css"`
+	XPath string `yaml:"xpath"`
+	JSON  string `yaml:"json"`
+	Attr  string `yaml:"attr"`
+	Kind  string `yaml:"kind"`
+}
+
+// RequestRule is one scraper.requests entry. {key} is the item's key and
+// {id} an ID crawl's ID, in the body and the header values; in a JSON body
+// (Content-Type application/json or +json, the default when the body
+// starts with { or [) they are JSON-escaped.
+type RequestRule struct {
+	Match   string            `yaml:"match"`  // a regex of the item keys; "" = every item
+	Method  string            `yaml:"method"` // default GET; GET, POST, PUT, PATCH or DELETE
+	Headers map[string]string `yaml:"headers"`
+	Body    string            `yaml:"body"`
+}
+
+// Defaults of the records section.
+const (
+	DefaultRecordsDir  = "out/records"
+	DefaultRecordsPath = "out/records.db"
+	DefaultRotateBytes = 256 * MiB
+	DefaultRecordBatch = 500
+)
+
+// RequestMethods are the methods scraper.requests accepts.
+var RequestMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
+
+var onInvalid = []string{"fail", "skip", "keep"}
+
+func (c *Config) applyExtractDefaults() {
+	for i := range c.Extract {
+		r := &c.Extract[i]
+		setStr(&r.OnInvalid, "fail")
+		for j := range r.Fields {
+			setStr(&r.Fields[j].Type, string(record.String))
+		}
+	}
+	rec := &c.Records
+	if len(c.Extract) > 0 {
+		setStr(&rec.Kind, "jsonl")
+	}
+	switch rec.Kind {
+	case "jsonl":
+		setStr(&rec.Dir, DefaultRecordsDir)
+		if rec.RotateBytes == 0 {
+			rec.RotateBytes = DefaultRotateBytes
+		}
+	case "sqlite":
+		setStr(&rec.Path, DefaultRecordsPath)
+		setInt(&rec.Batch, DefaultRecordBatch)
+	case "postgres":
+		setInt(&rec.Batch, DefaultRecordBatch)
+	}
+	for i := range c.Scraper.Follow {
+		f := &c.Scraper.Follow[i]
+		if c.Scraper.Kind == "id" {
+			setStr(&f.Kind, "id")
+		}
+		setStr(&f.Kind, "url")
+		if f.CSS != "" {
+			setStr(&f.Attr, "href")
+		}
+	}
+	for i := range c.Scraper.Requests {
+		setStr(&c.Scraper.Requests[i].Method, "GET")
+	}
+}
+
+func (c *Config) validateExtract(p *problems) {
+	names := map[string]int{}
+	for i, r := range c.Extract {
+		path := fmt.Sprintf("extract[%d]", i)
+		switch err := record.ValidName(r.Name); {
+		case r.Name == "":
+			p.add(path+".name", "required: the rule's name, which names its table (e.g. product)")
+		case err != nil:
+			p.add(path+".name", "%v", err)
+		default:
+			if j, dup := names[r.Name]; dup {
+				p.add(path+".name", "%s is also the name of extract[%d]: each rule has its own table", quote(r.Name), j)
+			}
+			names[r.Name] = i
+			if pre := c.Records.TablePrefix; pre != "" && record.ValidName(pre+r.Name) != nil {
+				p.add(path+".name", "%s with records.table_prefix %s is longer than 63 characters", quote(r.Name), quote(pre))
+			}
+		}
+		checkMatch(p, path, r.Match)
+		checkSelector(p, path+".each", r.Each.CSS, r.Each.XPath, r.Each.JSON, false)
+		oneOf(p, path+".on_invalid", r.OnInvalid, onInvalid...)
+		if len(r.Fields) == 0 {
+			p.add(path+".fields", "required: the fields to take, e.g. {title: {css: h1}}")
+		}
+		for _, f := range r.Fields {
+			f.validate(p, path+".fields."+f.Name)
+		}
+	}
+	c.validateRecords(p)
+}
+
+func (f *Field) validate(p *problems, path string) {
+	if err := record.ValidName(f.Name); err != nil {
+		p.add(path, "field %v", err)
+	} else if slices.Contains(record.ReservedColumns, f.Name) {
+		p.add(path, "%s is a column every record has (%s): name the field otherwise", quote(f.Name), strings.Join(record.ReservedColumns, ", "))
+	}
+	if checkSelector(p, path, f.CSS, f.XPath, f.JSON, true, f.Regex, f.Text) {
+		checkRegex(p, path+".regex", f.Regex)
+		if f.Text != "" && f.Text != "main" {
+			p.add(path+".text", "unknown value %s (want main: the page's readable main text)", quote(f.Text))
+		}
+	}
+	if f.Attr != "" && f.CSS == "" {
+		p.add(path+".attr", "applies to css only: an xpath selects an attribute itself (//img/@src)")
+	}
+	if !oneOf(p, path+".type", f.Type, typeNames()...) {
+		return
+	}
+	if f.Required && f.Default != "" {
+		p.add(path+".default", "a required field with a default is never missing: drop one of them")
+	}
+	if f.Default != "" {
+		if err := checkValue(record.Type(f.Type), f.Default); err != nil {
+			p.add(path+".default", "%s is not a %s: %v", quote(f.Default), f.Type, err)
+		}
+	}
+}
+
+func typeNames() []string {
+	out := make([]string, len(record.Types))
+	for i, t := range record.Types {
+		out[i] = string(t)
+	}
+	return out
+}
+
+// checkValue checks a default by its field's type.
+func checkValue(t record.Type, s string) error {
+	var err error
+	switch t {
+	case record.Int:
+		_, err = strconv.ParseInt(s, 10, 64)
+	case record.Float:
+		_, err = strconv.ParseFloat(s, 64)
+	case record.Bool:
+		_, err = strconv.ParseBool(s)
+	case record.Time:
+		_, err = time.Parse(time.RFC3339, s)
+	case record.URL:
+		var u *url.URL
+		if u, err = url.Parse(s); err == nil && !u.IsAbs() {
+			err = fmt.Errorf("want an absolute URL")
+		}
+	}
+	if ne, ok := err.(*strconv.NumError); ok {
+		err = ne.Err
+	}
+	return err
+}
+
+// checkSelector wants exactly one of the selectors given (css, xpath, json
+// and, for a field, regex and text); none is fine where optional.
+func checkSelector(p *problems, path, css, xpath, js string, required bool, more ...string) bool {
+	names := []string{"css", "xpath", "json", "regex", "text"}
+	var set []string
+	for i, v := range append([]string{css, xpath, js}, more...) {
+		if v != "" {
+			set = append(set, names[i])
+		}
+	}
+	want := "css, xpath or json"
+	if len(more) > 0 {
+		want = "css, xpath, json, regex or text"
+	}
+	switch {
+	case len(set) > 1:
+		p.add(path, "%s given together: want exactly one of %s", strings.Join(set, " and "), want)
+		return false
+	case len(set) == 0 && required:
+		p.add(path, "no selector: want one of %s", want)
+		return false
+	}
+	return true
+}
+
+var (
+	prefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
+	sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
+)
+
+func (c *Config) validateRecords(p *problems) {
+	r := c.Records
+	if r.Kind == "" {
+		for _, k := range []struct {
+			path string
+			set  bool
+		}{{"records.dir", r.Dir != ""}, {"records.path", r.Path != ""}, {"records.url", r.URL != ""},
+			{"records.table_prefix", r.TablePrefix != ""}, {"records.batch", r.Batch != 0}, {"records.rotate_bytes", r.RotateBytes != 0}} {
+			if k.set {
+				p.add(k.path, "no records are written: the config has no extract rules")
+			}
+		}
+		return
+	}
+	if !oneOf(p, "records.kind", r.Kind, "jsonl", "sqlite", "postgres") {
+		return
+	}
+	if len(c.Extract) == 0 {
+		p.add("records.kind", "no records are written: the config has no extract rules")
+	}
+	applies := map[string][]string{"dir": {"jsonl"}, "rotate_bytes": {"jsonl"}, "path": {"sqlite"}, "url": {"postgres"},
+		"table_prefix": {"sqlite", "postgres"}, "batch": {"sqlite", "postgres"}}
+	for key, set := range map[string]bool{"dir": r.Dir != "", "rotate_bytes": r.RotateBytes != 0, "path": r.Path != "",
+		"url": r.URL != "", "table_prefix": r.TablePrefix != "", "batch": r.Batch != 0} {
+		if set && !slices.Contains(applies[key], r.Kind) {
+			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", strings.Join(applies[key], " and "), r.Kind)
+		}
+	}
+	switch r.Kind {
+	case "jsonl":
+		if strings.TrimSpace(r.Dir) == "" {
+			p.add("records.dir", "required when records.kind is jsonl")
+		}
+		if r.RotateBytes < MiB || r.RotateBytes > TiB {
+			p.add("records.rotate_bytes", "%s is out of range (1MiB to 1TiB)", r.RotateBytes)
+		}
+	case "sqlite":
+		if strings.TrimSpace(r.Path) == "" {
+			p.add("records.path", "required when records.kind is sqlite")
+		}
+	case "postgres":
+		if r.URL == "" {
+			p.add("records.url", "required when records.kind is postgres (e.g. postgres://host:5432/db?sslmode=verify-full, with user:${PGPASSWORD}@ before the host)")
+		} else if u := checkCredentialURL(p, "records.url", r.URL, "postgres", "postgresql"); u != nil {
+			if m := u.Query().Get("sslmode"); m != "" && !slices.Contains(sslModes, m) {
+				p.add("records.url", "sslmode=%s: want one of %s", quote(m), strings.Join(sslModes, ", "))
+			}
+		}
+	}
+	if r.Kind != "jsonl" {
+		intRange(p, "records.batch", r.Batch, 1, 100000)
+	}
+	if r.TablePrefix != "" && !prefixRE.MatchString(r.TablePrefix) {
+		p.add("records.table_prefix", "%s: use lower-case letters, digits and '_', starting with a letter or '_'", quote(r.TablePrefix))
+	}
+}
+
+func (s *Scraper) validateFollow(p *problems) {
+	for i, f := range s.Follow {
+		path := fmt.Sprintf("scraper.follow[%d]", i)
+		checkSelector(p, path, f.CSS, f.XPath, f.JSON, true)
+		if f.Attr != "" && f.CSS == "" {
+			p.add(path+".attr", "applies to css only: an xpath selects an attribute itself (//a/@href), a json path a value")
+		}
+		if oneOf(p, path+".kind", f.Kind, "url", "id") {
+			switch {
+			case f.Kind == "id" && s.Kind != "id":
+				p.add(path+".kind", "id needs scraper.kind id: the items of a link crawl are URLs")
+			case f.Kind == "url" && s.Kind == "id":
+				p.add(path+".kind", "url needs scraper.kind link: the items of an ID crawl are IDs")
+			}
+		}
+	}
+}
+
+var placeholderRE = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+func (s *Scraper) validateRequests(p *problems) {
+	for i, r := range s.Requests {
+		path := fmt.Sprintf("scraper.requests[%d]", i)
+		checkRegex(p, path+".match", r.Match)
+		if !slices.Contains(RequestMethods, r.Method) {
+			p.add(path+".method", "unknown method %s (want %s, in capitals)", quote(r.Method), strings.Join(RequestMethods, ", "))
+		} else if r.Body != "" && r.Method == "GET" {
+			p.add(path+".body", "a GET has no body: set method (POST, PUT, ...)")
+		}
+		s.checkPlaceholders(p, path+".body", r.Body)
+		ct := ""
+		for _, name := range slices.Sorted(maps.Keys(r.Headers)) {
+			val, hp := r.Headers[name], path+".headers."+name
+			if !validHeaderName(name) {
+				p.add(hp, "%s is not a valid header name", quote(name))
+			}
+			if strings.ContainsFunc(val, func(r rune) bool { return r == '\r' || r == '\n' || r == 0 }) {
+				p.add(hp, "value contains a line break or NUL")
+			}
+			s.checkPlaceholders(p, hp, val)
+			if strings.EqualFold(name, "Content-Type") {
+				ct = val
+			}
+		}
+		if JSONBody(ct, r.Body) {
+			probe := placeholderRE.ReplaceAllString(r.Body, "x")
+			if !json.Valid([]byte(probe)) {
+				p.add(path+".body", "not valid JSON (the Content-Type is JSON); a placeholder goes inside a string: {\"id\": \"{id}\"}")
+			}
+		}
+	}
+}
+
+// checkPlaceholders allows {key} everywhere and {id} in ID crawls.
+func (s *Scraper) checkPlaceholders(p *problems, path, tmpl string) {
+	for _, m := range placeholderRE.FindAllStringSubmatch(tmpl, -1) {
+		switch {
+		case m[1] == "key":
+		case m[1] == "id" && s.Kind == "id":
+		case m[1] == "id":
+			p.add(path, "{id} is an ID crawl's (scraper.kind id); use {key}, the item's URL")
+		default:
+			p.add(path, "unknown placeholder {%s} (want {key} or {id})", m[1])
+		}
+	}
+}
+
+// JSONBody reports whether a request template's body is JSON, so that its
+// placeholders are JSON-escaped: by its Content-Type, or, without one, by
+// its first character.
+func JSONBody(contentType, body string) bool {
+	if contentType != "" {
+		mt, _, err := mime.ParseMediaType(contentType)
+		return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+	}
+	b := strings.TrimSpace(body)
+	return strings.HasPrefix(b, "{") || strings.HasPrefix(b, "[")
+}
