@@ -26,6 +26,12 @@ type IDConfig struct {
 	// none = any http(s) host, as downloads often redirect to a CDN.
 	Hosts  []string
 	Logger *slog.Logger // default slog.Default()
+	// Follow, when set, finds more IDs (scraper.follow); IDRegex is then
+	// optional.
+	Follow Finder
+	// Requests say how items are requested (scraper.requests); none: a
+	// GET of DownloadURLFmt.
+	Requests []RequestTemplate
 }
 
 // ID is the ID scraper (ID discovery): items are IDs; each is fetched from
@@ -40,24 +46,31 @@ type ID struct {
 	types    contentTypes
 	valid    *validator
 	log      *slog.Logger
+	follow   Finder
+	requests *requests
 }
 
 var _ Scraper = (*ID)(nil)
 
 // NewID compiles cfg. Errors name the config field.
 func NewID(cfg IDConfig) (*ID, error) {
-	s := &ID{maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes), log: cfg.Logger}
+	s := &ID{maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes), log: cfg.Logger, follow: cfg.Follow}
 	if s.maxLinks <= 0 {
 		s.maxLinks = DefaultMaxLinks
 	}
 	if s.log == nil {
 		s.log = slog.Default()
 	}
-	if cfg.IDRegex == "" {
-		return nil, fmt.Errorf("scraper.id_regex: required for the id scraper")
+	if cfg.IDRegex == "" && cfg.Follow == nil {
+		return nil, fmt.Errorf("scraper.id_regex: required for the id scraper, unless scraper.follow finds the IDs")
 	}
 	var err error
-	if s.id, err = compileMatcher("scraper.id_regex", cfg.IDRegex, cfg.RegexTimeout); err != nil {
+	if cfg.IDRegex != "" {
+		if s.id, err = compileMatcher("scraper.id_regex", cfg.IDRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
+	}
+	if s.requests, err = newRequests(cfg.Requests, cfg.RegexTimeout); err != nil {
 		return nil, err
 	}
 	if s.valid, err = newValidator(cfg.Validate, cfg.RegexTimeout); err != nil {
@@ -100,12 +113,13 @@ func (s *ID) url(id string) string {
 	return b.String()
 }
 
-// Request builds the GET of the item's download URL.
+// Request builds the request of the item's download URL: a GET, or what
+// the first matching RequestTemplate says.
 func (s *ID) Request(ctx context.Context, item tracker.Item) (*http.Request, error) {
 	if item.Key == "" {
 		return nil, fetch.Final("bad item", fmt.Errorf("%w: empty ID", ErrBadItem))
 	}
-	return newGet(ctx, s.url(item.Key))
+	return s.requests.build(ctx, item, s.url(item.Key), item.Key)
 }
 
 // InScope reports whether a download may redirect to u.
@@ -132,7 +146,7 @@ func (s *ID) scrape(ctx context.Context, b *budget, item tracker.Item, resp *fet
 	seen := make(map[string]struct{}, 16)
 	var items []tracker.Item
 	var nf notFollowed
-	err := s.id.each(ctx, b, resp.Body, func(raw []byte) bool {
+	visit := func(raw []byte) bool {
 		if len(items) >= s.maxLinks {
 			nf.dropped++
 			return true
@@ -153,9 +167,20 @@ func (s *ID) scrape(ctx context.Context, b *budget, item tracker.Item, resp *fet
 			items = append(items, it)
 		}
 		return true
-	})
-	if err != nil {
-		return nil, err
+	}
+	if s.id != nil {
+		if err := s.id.each(ctx, b, resp.Body, visit); err != nil {
+			return nil, err
+		}
+	}
+	if s.follow != nil {
+		found, err := s.follow(ctx, item, resp)
+		if err != nil {
+			return nil, err
+		}
+		for _, id := range found {
+			visit([]byte(id))
+		}
 	}
 	nf.warn(s.log, "IDs", "id", item.Key, s.maxLinks)
 	return items, nil

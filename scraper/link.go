@@ -45,6 +45,10 @@ type LinkConfig struct {
 	Validate     Validate
 	SortQuery    bool         // normalise URLs with sorted query parameters
 	Logger       *slog.Logger // default slog.Default()
+	// Follow, when set, finds more links (scraper.follow), beside LinkRegex.
+	Follow Finder
+	// Requests say how items are requested (scraper.requests); none: GET.
+	Requests []RequestTemplate
 }
 
 // NoScopeHint says what to do about ErrNoScope; config validation uses it too.
@@ -67,6 +71,8 @@ type Link struct {
 	valid      *validator
 	norm       urlnorm.Options
 	log        *slog.Logger
+	follow     Finder
+	requests   *requests
 }
 
 var _ Scraper = (*Link)(nil)
@@ -74,7 +80,7 @@ var _ Scraper = (*Link)(nil)
 // NewLink compiles cfg. Errors name the config field.
 func NewLink(cfg LinkConfig) (*Link, error) {
 	l := &Link{maxDepth: cfg.MaxDepth, maxLinks: cfg.MaxLinks, budget: cfg.RegexTimeout, types: newContentTypes(cfg.ContentTypes),
-		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger, requisites: !cfg.NoRequisites}
+		norm: urlnorm.Options{SortQuery: cfg.SortQuery}, log: cfg.Logger, requisites: !cfg.NoRequisites, follow: cfg.Follow}
 	if l.maxLinks <= 0 {
 		l.maxLinks = DefaultMaxLinks
 	}
@@ -106,6 +112,9 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 	if l.valid, err = newValidator(cfg.Validate, cfg.RegexTimeout); err != nil {
 		return nil, err
 	}
+	if l.requests, err = newRequests(cfg.Requests, cfg.RegexTimeout); err != nil {
+		return nil, err
+	}
 	if l.hosts, err = newHostSet(cfg.Hosts, cfg.Seeds); err != nil {
 		return nil, err
 	}
@@ -122,9 +131,10 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 	return l, nil
 }
 
-// Request builds the GET of the item's URL.
+// Request builds the request of the item's URL: a GET, or what the first
+// matching RequestTemplate says.
 func (l *Link) Request(ctx context.Context, item tracker.Item) (*http.Request, error) {
-	return newGet(ctx, item.Key)
+	return l.requests.build(ctx, item, item.Key, "")
 }
 
 func newGet(ctx context.Context, raw string) (*http.Request, error) {
@@ -256,12 +266,11 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	var items []tracker.Item
 	var nf notFollowed
 	var scopeErr error
-	visit := func(raw []byte) bool {
+	visitRef := func(ref string) bool {
 		if len(items) >= l.maxLinks {
 			nf.dropped++
 			return true
 		}
-		ref := attrValue(raw)
 		if ref == "" || ref[0] == '#' {
 			return true
 		}
@@ -291,6 +300,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		items = append(items, tracker.Item{Key: s, Depth: depth})
 		return true
 	}
+	visit := func(raw []byte) bool { return visitRef(attrValue(raw)) }
 	switch {
 	case l.requisites && isCSS(resp.ContentType):
 		scanCSS(resp.Body, visit)
@@ -308,6 +318,17 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	}
 	if links && l.requisites && isHTML(resp.ContentType) {
 		scanRequisites(resp.Body, l.link != nil || !l.syntax.src, visit) // src unless the finder has them
+	}
+	if links && l.follow != nil && scopeErr == nil {
+		found, err := l.follow(ctx, item, resp)
+		if err != nil {
+			return nil, err
+		}
+		for _, ref := range found {
+			if !visitRef(ref) {
+				break
+			}
+		}
 	}
 	if scopeErr != nil {
 		return nil, scopeErr
