@@ -355,6 +355,9 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 		fmt.Fprintf(w, "  tracker       stats unavailable: %v\n", redactor.Error(stErr))
 	}
 	fmt.Fprintf(w, "  output        %s\n", outputLocation(cfg, worker))
+	if r := recordsLine(s.Records); r != "" {
+		fmt.Fprintf(w, "  %s, into %s\n", r, recordsLocation(cfg.Records))
+	}
 	if dead != "" {
 		fmt.Fprintf(w, "  dead letters  %s\n", dead)
 	}
@@ -375,6 +378,18 @@ func outputLocation(cfg *config.Config, worker string) string {
 		return fmt.Sprintf("WARC files %s/%s-%s-*.warc.gz", s.Dir, cfg.Crawl, worker)
 	default:
 		return fmt.Sprintf("directory %s (%s layout)", s.Dir, s.Layout)
+	}
+}
+
+// recordsLocation says where records.kind writes, never its password.
+func recordsLocation(r config.Records) string {
+	switch r.Kind {
+	case "sqlite":
+		return "SQLite " + r.Path
+	case "postgres":
+		return "PostgreSQL " + redactor.URL(r.URL)
+	default:
+		return "JSON Lines in " + r.Dir
 	}
 }
 

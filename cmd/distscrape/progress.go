@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,7 +66,11 @@ func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
 	defer bar.Finish()
 	everyStats(ctx, tr, mgr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
 		_ = bar.Set64(st.Done + st.Failed)
-		bar.Describe(progressLine(st, rate, time.Now()))
+		line := progressLine(st, rate, time.Now())
+		if r := recordsLine(mgr.Progress().Records); r != "" {
+			line += " | " + r
+		}
+		bar.Describe(line)
 	})
 }
 
@@ -74,6 +81,9 @@ func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, l
 			"pages_per_s", fmt.Sprintf("%.1f", rate)}
 		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
+		}
+		if r := recordsLine(mgr.Progress().Records); r != "" {
+			args = append(args, "records_here", r)
 		}
 		log.Info("progress", args...)
 	})
@@ -97,6 +107,24 @@ func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 		line += " | " + w
 	}
 	return line
+}
+
+// recordsLine is this worker's records by rule, "product 120 (3 invalid),
+// listing 8"; "" without extract rules.
+func recordsLine(byRule map[string]manager.RuleCount) string {
+	var parts []string
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
+		c := byRule[rule]
+		p := fmt.Sprintf("%s %d", rule, c.Written)
+		if c.Invalid > 0 {
+			p += fmt.Sprintf(" (%d invalid)", c.Invalid)
+		}
+		parts = append(parts, p)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "records: " + strings.Join(parts, ", ")
 }
 
 // waitingFor says why a crawl with nothing to fetch is not done: it waits

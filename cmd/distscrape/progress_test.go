@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/distscrape/distscrape/manager"
 	"math"
 	"strings"
 	"testing"
@@ -85,5 +86,23 @@ func TestProgressLine(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecordsLine: records by rule, sorted, invalid ones said only when
+// there are some; nothing without extract rules.
+func TestRecordsLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   map[string]manager.RuleCount
+		want string
+	}{
+		{nil, ""},
+		{map[string]manager.RuleCount{"product": {Written: 120, Invalid: 3}, "listing": {Written: 8}},
+			"records: listing 8, product 120 (3 invalid)"},
+		{map[string]manager.RuleCount{"item": {Invalid: 2}}, "records: item 0 (2 invalid)"},
+	} {
+		if got := recordsLine(tc.in); got != tc.want {
+			t.Errorf("recordsLine(%v) = %q, want %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -109,14 +109,32 @@ func expandName(tmpl, crawl, worker string) string {
 func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, error) {
 	s := cfg.Scraper
 	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
+	reqs := requestTemplates(s.Requests)
 	if s.Kind == "id" {
 		return scraper.NewID(scraper.IDConfig{IDRegex: s.IDRegex, DownloadURLFmt: s.DownloadURLFmt,
-			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log})
+			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
+			Requests: reqs})
 	}
 	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
 		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
-		NoRequisites: s.Requisites != nil && !*s.Requisites})
+		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs})
+}
+
+// requestTemplates is scraper.requests as the scraper takes them.
+func requestTemplates(rs []config.RequestRule) []scraper.RequestTemplate {
+	var out []scraper.RequestTemplate
+	for _, r := range rs {
+		ct := ""
+		for name, v := range r.Headers {
+			if strings.EqualFold(name, "Content-Type") {
+				ct = v
+			}
+		}
+		out = append(out, scraper.RequestTemplate{Match: r.Match, Method: r.Method, Header: r.Headers, Body: r.Body,
+			JSON: config.JSONBody(ct, r.Body)})
+	}
+	return out
 }
 
 // openFetcher builds the HTTP client. On a shared tracker that can book

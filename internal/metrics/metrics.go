@@ -44,7 +44,10 @@ type Metrics struct {
 	pages               *prometheus.CounterVec
 	bytes               prometheus.Counter
 	fetchTime, waitTime prometheus.Histogram
+	written, invalid    *prometheus.CounterVec // records, by rule
 }
+
+var _ manager.RecordObserver = (*Metrics)(nil)
 
 // New registers the metrics of one worker of a crawl.
 func New(o Options) *Metrics {
@@ -68,12 +71,20 @@ func New(o Options) *Metrics {
 			ConstLabels: labels, Buckets: prometheus.ExponentialBuckets(0.001, 2, 16),
 		}),
 	}
+	m.written = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distscrape_records_written_total", ConstLabels: labels,
+		Help: "Records this worker made durable in the records sink, by extract rule (invalid ones kept with on_invalid: keep included).",
+	}, []string{"rule"})
+	m.invalid = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "distscrape_records_invalid_total", ConstLabels: labels,
+		Help: "Records that failed validation on this worker, by extract rule: kept ones and those that failed their page.",
+	}, []string{"rule"})
 	build := prometheus.NewGauge(prometheus.GaugeOpts{
 		Name: "distscrape_build_info", Help: "The build of this process; always 1.",
 		ConstLabels: prometheus.Labels{"version": o.Version, "commit": o.Commit, "goversion": o.GoVersion},
 	})
 	build.Set(1)
-	m.reg.MustRegister(m.pages, m.bytes, m.fetchTime, m.waitTime, build,
+	m.reg.MustRegister(m.pages, m.bytes, m.fetchTime, m.waitTime, m.written, m.invalid, build,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if o.Stats != nil {
 		m.reg.MustRegister(&crawlCollector{stats: o.Stats, crawl: o.Crawl})
@@ -88,6 +99,16 @@ func (m *Metrics) ObserveFetch(o manager.Observation) {
 	if o.Fetch > 0 {
 		m.fetchTime.Observe(o.Fetch.Seconds())
 		m.waitTime.Observe(o.Wait.Seconds())
+	}
+}
+
+// ObserveRecords implements manager.RecordObserver.
+func (m *Metrics) ObserveRecords(rule string, written, invalid int) {
+	if written > 0 {
+		m.written.WithLabelValues(rule).Add(float64(written))
+	}
+	if invalid > 0 {
+		m.invalid.WithLabelValues(rule).Add(float64(invalid))
 	}
 }
 

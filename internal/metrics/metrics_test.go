@@ -43,6 +43,9 @@ func TestServe(t *testing.T) {
 		`distscrape_items_failed_total{crawl="crawl1",worker="w"} 2`,
 		`distscrape_leases_lost_total{crawl="crawl1",worker="w"} 1`,
 		`distscrape_build_info{commit="abc",goversion="go1.x",version="v1.2.3"} 1`,
+		`distscrape_records_written_total{crawl="crawl1",rule="product",worker="w"} 12`,
+		`distscrape_records_invalid_total{crawl="crawl1",rule="product",worker="w"} 3`,
+		`distscrape_records_written_total{crawl="crawl1",rule="listing",worker="w"} 1`,
 	}
 	crawlWide := []string{
 		`distscrape_items{crawl="crawl1",state="pending"} 2`,
@@ -64,6 +67,10 @@ func TestServe(t *testing.T) {
 			m.ObserveFetch(manager.Observation{Outcome: "ok", Status: 203, Bytes: 24, Fetch: 10 * time.Millisecond})
 			m.ObserveFetch(manager.Observation{Outcome: "final", Status: 404})
 			m.ObserveFetch(manager.Observation{Outcome: "retry"})
+			m.ObserveRecords("product", 10, 0)
+			m.ObserveRecords("product", 2, 1)
+			m.ObserveRecords("product", 0, 2)
+			m.ObserveRecords("listing", 1, 0)
 			m.Track(func() manager.Summary { return manager.Summary{Saved: 7, Failed: 2, LeaseLost: 1} })
 			base := serve(t, m)
 			body := get(t, base+"/metrics")
