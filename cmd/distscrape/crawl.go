@@ -50,6 +50,7 @@ Example:
 		Flags: []cli.Flag{configFlag,
 			idFlag,
 			&cli.BoolFlag{Name: "exit-when-done", Value: true, Usage: "exit once the crawl is done (false: keep polling for new work)"},
+			&cli.BoolFlag{Name: "wait", Usage: "on a crawl that was never seeded, wait for `distscrape seed` instead of exiting with an error"},
 			&cli.BoolFlag{Name: "crawl-metrics", EnvVars: []string{"DISTSCRAPE_CRAWL_METRICS"},
 				Usage: "also export the crawl-wide gauges (items by state, workers, paused) on metrics.addr: turn it on for one process of a fleet, or sum() counts them once per worker"},
 			&cli.BoolFlag{Name: "no-progress", Usage: "no progress bar, even on a terminal"},
@@ -124,6 +125,11 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	log = log.With("crawl", cfg.Crawl)
 
+	if !single && len(cfg.Scraper.Seeds) == 0 {
+		if err := awaitSeeds(ctx, cfg, c.Bool("wait"), log); err != nil {
+			return err
+		}
+	}
 	tr, seeded, err := joinCrawl(ctx, cfg, log)
 	if err != nil {
 		return err
@@ -324,6 +330,54 @@ func seedIfNew(ctx context.Context, tr tracker.Engine, cfg *config.Config) (int,
 	return n, nil
 }
 
+// errNeverSeeded is a worker's crawl that has never held an item.
+var errNeverSeeded = errors.New("it was never seeded")
+
+// awaitSeeds keeps a worker without seeds of its own off a crawl that has
+// never held an item: a typo in crawl: or a forgotten seed would otherwise
+// read as "crawl done" and leave keys under a crawl nobody meant. It looks
+// through a read-only tracker, so nothing is written, and returns a usage
+// error naming the crawl, or with wait, polls until the first seed arrives.
+// A tracker that is down is waited for, as joinCrawl does.
+func awaitSeeds(ctx context.Context, cfg *config.Config, wait bool, log *slog.Logger) error {
+	const every = time.Second
+	for logged := false; ; {
+		st, err := readStats(ctx, cfg)
+		switch {
+		case err != nil && (!transient(err) || ctx.Err() != nil):
+			return within("tracker", err)
+		case err != nil:
+			log.Warn("tracker unreachable; retrying", "err", err, "in", every)
+		case !neverSeeded(st):
+			return nil
+		case !wait:
+			return usageError{fmt.Errorf("crawl %q has no items: %w (check crawl: in the config for a typo, run `distscrape seed -c FILE` first, or pass --wait to wait for it)", cfg.Crawl, errNeverSeeded)}
+		case !logged:
+			log.Warn("the crawl has no items yet; waiting for `distscrape seed`", "every", every)
+			logged = true
+		}
+		select {
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		case <-time.After(every):
+		}
+	}
+}
+
+// readStats reads the crawl's counts through a read-only tracker.
+func readStats(ctx context.Context, cfg *config.Config) (tracker.Stats, error) {
+	tr, err := openReadOnly(ctx, cfg)
+	if err != nil {
+		return tracker.Stats{}, err
+	}
+	defer tr.Close()
+	return tr.Stats(ctx)
+}
+
+func neverSeeded(st tracker.Stats) bool {
+	return st.Added == 0 && st.Pending == 0 && st.Delayed == 0 && st.Leased == 0 && st.Done == 0 && st.Failed == 0
+}
+
 // requireItems refuses a one-process crawl with nothing to do: no seeds in
 // the config and no item in the tracker would end at once in "crawl done,
 // 0 pages", which reads like success.
@@ -332,7 +386,7 @@ func requireItems(ctx context.Context, tr tracker.Engine) error {
 	if err != nil {
 		return within("tracker", err)
 	}
-	if st.Added == 0 && st.Pending == 0 && st.Delayed == 0 && st.Leased == 0 && st.Done == 0 && st.Failed == 0 {
+	if neverSeeded(st) {
 		return usagef("scraper.seeds: empty, and the crawl has no items yet: nothing to crawl (list seeds in the config, or add items first with distscrape seed)")
 	}
 	return nil
