@@ -303,7 +303,7 @@ func testBadSchema(t *testing.T, ctx context.Context, st *Store) {
 		opt.Schemas = schemas
 		s, err := st.Open(t, opt)
 		if !errors.Is(err, record.ErrSchema) {
-			if s != nil {
+			if err == nil {
 				s.Close(ctx)
 			}
 			t.Fatalf("%s: open: %v, want an error wrapping ErrSchema", name, err)
@@ -434,7 +434,7 @@ func testMigrate(t *testing.T, ctx context.Context, st *Store) {
 		}
 		opt.Schemas[1] = record.Schema{Rule: "article", Fields: fields}
 		s, err := st.Open(t, opt)
-		if s != nil {
+		if err == nil {
 			s.Close(ctx)
 		}
 		newType, oldType := string(change.Type), "string"

@@ -1,0 +1,296 @@
+// Package sqlitesink is the SQLite record sink (modernc.org/sqlite, pure
+// Go): the embedded store for one machine.
+//
+// Each rule has a table named after it: the reserved columns
+// (record.ReservedColumns) then a column per field, PRIMARY KEY (crawl,
+// key, idx), so that several crawls may share a database; and a versions
+// table, rule__versions, with a version number besides. The tables are made
+// and extended from Options.Schemas when the sink opens (a new field adds a
+// column; a changed type is refused with record.ErrSchema), and the types
+// of the fields recorded in distscrape_fields.
+//
+// Put queues a Set; Flush writes every queued Set in one transaction
+// (the old rows of its crawl and key deleted, moved to versions first when
+// KeepVersions > 0, the new ones inserted), in WAL mode with
+// synchronous=FULL: durable when Flush returns.
+package sqlitesink
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/distscrape/distscrape/internal/recordcodec"
+	"github.com/distscrape/distscrape/record"
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+)
+
+// Config is the sink's own settings.
+type Config struct {
+	// Path is the database file, made if missing.
+	Path string
+}
+
+// Sink writes records to a SQLite database.
+type Sink struct {
+	db      *sql.DB
+	opt     record.Options
+	schemas map[string]record.Schema
+	rules   map[string]*ruleSQL
+	queue   recordcodec.Queue
+	flushMu sync.Mutex // one Flush at a time: Flush returns once all put before it is written
+}
+
+// ruleSQL holds one rule's statements.
+type ruleSQL struct {
+	fields   []record.Field // the schema's, in insert order
+	insert   string
+	delete   string
+	moveNext string // the version number a move makes
+	move     string // the rows of (crawl, key) into versions
+	prune    string
+}
+
+var _ record.Sink = (*Sink)(nil)
+
+func dsn(path string, write bool) (string, error) {
+	if path == "" || strings.ContainsAny(path, "?#") {
+		return "", fmt.Errorf("sqlitesink: database path %q: empty, or holds '?' or '#'", path)
+	}
+	d := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	if write {
+		d += "&_txlock=immediate"
+	}
+	return d, nil
+}
+
+// New opens (or makes) the database at cfg.Path and makes or migrates the
+// tables of opt.Schemas.
+func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
+	if opt.KeepVersions < 0 {
+		return nil, fmt.Errorf("sqlitesink: keep versions %d < 0", opt.KeepVersions)
+	}
+	schemas, err := opt.SchemaMap()
+	if err != nil {
+		return nil, fmt.Errorf("sqlitesink: %w", err)
+	}
+	d, err := dsn(cfg.Path, true)
+	if err != nil {
+		return nil, err
+	}
+	db, err := sql.Open("sqlite", d)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitesink: %s: %w", cfg.Path, err)
+	}
+	db.SetMaxOpenConns(1) // one writer: SQLite writes one transaction at a time anyway
+	stored, err := migrate(ctx, db, opt.Schemas)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlitesink: %s: %w", cfg.Path, err)
+	}
+	s := &Sink{db: db, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
+	for _, sc := range opt.Schemas {
+		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
+	}
+	return s, nil
+}
+
+func statements(sc record.Schema, stored []record.Field) *ruleSQL {
+	t, v := recordcodec.Quote(sc.Rule), recordcodec.Quote(recordcodec.VersionsTable(sc.Rule))
+	var cols, all []string
+	for _, c := range reserved {
+		cols = append(cols, recordcodec.Quote(c[0]))
+	}
+	all = append(all, cols...)
+	for _, f := range sc.Fields {
+		cols = append(cols, recordcodec.Quote(f.Name))
+	}
+	for _, f := range stored {
+		all = append(all, recordcodec.Quote(f.Name))
+	}
+	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
+	return &ruleSQL{
+		fields:   sc.Fields,
+		insert:   fmt.Sprintf(`INSERT INTO %s (%s) VALUES (%s)`, t, strings.Join(cols, ", "), marks),
+		delete:   fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ?`, t),
+		moveNext: fmt.Sprintf(`SELECT coalesce(max(version), 0) + 1 FROM %s WHERE crawl = ? AND key = ?`, v),
+		move:     fmt.Sprintf(`INSERT INTO %s (version, %s) SELECT ?, %s FROM %s WHERE crawl = ? AND key = ?`, v, strings.Join(all, ", "), strings.Join(all, ", "), t),
+		prune:    fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
+	}
+}
+
+// Put checks s whole and queues it.
+func (s *Sink) Put(ctx context.Context, set record.Set) error {
+	sc, ok := s.schemas[set.Rule]
+	if !ok {
+		return fmt.Errorf("sqlitesink: %w: no rule %q among the sink's schemas", record.ErrSchema, set.Rule)
+	}
+	if err := record.CheckSet(sc, s.opt.Crawl, set); err != nil {
+		return fmt.Errorf("sqlitesink: %w", err)
+	}
+	if !s.queue.Add(set) {
+		return fmt.Errorf("sqlitesink: put: %w", record.ErrClosed)
+	}
+	return nil
+}
+
+// Flush writes every queued Set in one transaction.
+func (s *Sink) Flush(ctx context.Context) error {
+	if s.queue.Closed() {
+		return fmt.Errorf("sqlitesink: flush: %w", record.ErrClosed)
+	}
+	return s.flush(ctx)
+}
+
+func (s *Sink) flush(ctx context.Context) error {
+	s.flushMu.Lock()
+	defer s.flushMu.Unlock()
+	sets := s.queue.Take()
+	if len(sets) == 0 {
+		return nil
+	}
+	if err := s.write(ctx, sets); err != nil {
+		s.queue.Return(sets)
+		return fmt.Errorf("sqlitesink: flush of %d sets: %w", len(sets), err)
+	}
+	return nil
+}
+
+func (s *Sink) write(ctx context.Context, sets []record.Set) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	stmts := map[string]*sql.Stmt{}
+	stmt := func(q string) (*sql.Stmt, error) {
+		if st, ok := stmts[q]; ok {
+			return st, nil
+		}
+		st, err := tx.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		stmts[q] = st
+		return st, nil
+	}
+	args := []any{}
+	for _, set := range sets {
+		r := s.rules[set.Rule]
+		if s.opt.KeepVersions > 0 {
+			if err := s.moveToVersions(ctx, tx, stmt, r, set.Key); err != nil {
+				return err
+			}
+		}
+		del, err := stmt(r.delete)
+		if err != nil {
+			return err
+		}
+		if _, err := del.ExecContext(ctx, s.opt.Crawl, set.Key); err != nil {
+			return err
+		}
+		ins, err := stmt(r.insert)
+		if err != nil {
+			return err
+		}
+		for _, rec := range set.Records {
+			if args, err = s.row(args[:0], r, rec); err != nil {
+				return err
+			}
+			if _, err := ins.ExecContext(ctx, args...); err != nil {
+				return fmt.Errorf("key %q rule %s: %w", set.Key, set.Rule, err)
+			}
+		}
+	}
+	return tx.Commit()
+}
+
+func (s *Sink) moveToVersions(ctx context.Context, tx *sql.Tx, stmt func(string) (*sql.Stmt, error), r *ruleSQL, key string) error {
+	next, err := stmt(r.moveNext)
+	if err != nil {
+		return err
+	}
+	var version int64
+	if err := next.QueryRowContext(ctx, s.opt.Crawl, key).Scan(&version); err != nil {
+		return err
+	}
+	move, err := stmt(r.move)
+	if err != nil {
+		return err
+	}
+	res, err := move.ExecContext(ctx, version, s.opt.Crawl, key)
+	if err != nil {
+		return err
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 0 {
+		return err // nothing replaced: no version
+	}
+	prune, err := stmt(r.prune)
+	if err != nil {
+		return err
+	}
+	_, err = prune.ExecContext(ctx, s.opt.Crawl, key, version-int64(s.opt.KeepVersions))
+	return err
+}
+
+// row appends the values of rec's columns to args, in r's insert order.
+func (s *Sink) row(args []any, r *ruleSQL, rec record.Record) ([]any, error) {
+	labels := rec.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	lj, err := json.Marshal(labels)
+	if err != nil {
+		return nil, err
+	}
+	args = append(args, s.opt.Crawl, rec.Key, rec.URL, rec.Rule, int64(rec.Index), recordcodec.FormatTime(rec.FetchedAt),
+		string(rec.Status), rec.Problem, string(lj), int64(rec.Visit))
+	for _, f := range r.fields {
+		v, ok := rec.Fields[f.Name]
+		if !ok {
+			args = append(args, nil)
+			continue
+		}
+		x, err := sqlValue(f, v)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, x)
+	}
+	return args, nil
+}
+
+// sqlValue is a field's value as the SQLite column holds it.
+func sqlValue(f record.Field, v any) (any, error) {
+	if f.All {
+		b, err := recordcodec.MarshalList(f, v)
+		return string(b), err
+	}
+	switch v := v.(type) {
+	case bool:
+		if v {
+			return int64(1), nil
+		}
+		return int64(0), nil
+	case string, int64, float64:
+		return v, nil
+	}
+	return recordcodec.JSONValue(f, v), nil // a time: its text
+}
+
+// Close flushes the queue and closes the database; a second Close does
+// nothing.
+func (s *Sink) Close(ctx context.Context) error {
+	if !s.queue.Close() {
+		return nil
+	}
+	err := s.flush(ctx)
+	if cerr := s.db.Close(); cerr != nil {
+		err = errors.Join(err, fmt.Errorf("sqlitesink: %w", cerr))
+	}
+	return err
+}
