@@ -7,21 +7,29 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VERSITYGW_VERSION := v1.8.0
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server versitygw chromium clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/distscrape
 
-## deps: install the real servers the tests run against (never mocks), and
+## deps: install the real servers the tests run against (never mocks: Redis,
+## PostgreSQL, versitygw), and
 ## the browser that opens an offline mirror (test/e2e/chromium_test.go)
-deps: redis-server versitygw chromium
+deps: redis-server postgresql versitygw chromium
 
 redis-server:
 	@command -v redis-server >/dev/null 2>&1 || { \
 		echo "installing redis-server with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server; }
+
+## postgresql: initdb and pg_ctl for the tests' private servers (internal/pgtest);
+## Debian keeps them in /usr/lib/postgresql/<version>/bin, not in PATH
+postgresql:
+	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
+		echo "installing postgresql with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql; }
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
