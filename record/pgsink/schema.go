@@ -1,0 +1,161 @@
+package pgsink
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/distscrape/distscrape/internal/recordcodec"
+	"github.com/distscrape/distscrape/record"
+	"github.com/jackc/pgx/v5"
+)
+
+// reserved are the columns of every rule's table, in order, with their
+// PostgreSQL types (record.ReservedColumns).
+var reserved = [][2]string{
+	{"crawl", "text NOT NULL"}, {"key", "text NOT NULL"}, {"url", "text NOT NULL"}, {"rule", "text NOT NULL"},
+	{"idx", "integer NOT NULL"}, {"fetched_at", "timestamptz NOT NULL"}, {"status", "text NOT NULL"},
+	{"problem", "text NOT NULL"}, {"labels", "text[] NOT NULL"}, {"visit", "integer NOT NULL"},
+}
+
+// columnType is a field's PostgreSQL type; a list is a jsonb array.
+func columnType(f record.Field) string {
+	if f.All {
+		return "jsonb"
+	}
+	switch f.Type {
+	case record.Int:
+		return "bigint"
+	case record.Float:
+		return "double precision"
+	case record.Bool:
+		return "boolean"
+	case record.Time:
+		return "timestamptz"
+	}
+	return "text"
+}
+
+// migrationLock is the advisory lock key under which sinks starting at
+// once make and migrate the tables one after another.
+const migrationLock = "distscrape_records_migration"
+
+const metaDDL = `CREATE TABLE IF NOT EXISTS ` + recordcodec.RulesTable + ` (rule text PRIMARY KEY);
+CREATE TABLE IF NOT EXISTS ` + recordcodec.FieldsTable + ` (rule text NOT NULL, field text NOT NULL, type text NOT NULL, pos serial, PRIMARY KEY (rule, field))`
+
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+}
+
+// storedFields reads every rule's recorded fields in the order they were
+// added; a rule without fields maps to an empty slice.
+func storedFields(ctx context.Context, q querier) (map[string][]record.Field, error) {
+	out := map[string][]record.Field{}
+	rows, err := q.Query(ctx, `SELECT r.rule, f.field, f.type FROM `+recordcodec.RulesTable+` r LEFT JOIN `+
+		recordcodec.FieldsTable+` f ON f.rule = r.rule ORDER BY r.rule, f.pos`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var rule string
+		var field, typ *string
+		if err := rows.Scan(&rule, &field, &typ); err != nil {
+			return nil, err
+		}
+		if out[rule] == nil {
+			out[rule] = []record.Field{}
+		}
+		if field == nil {
+			continue
+		}
+		f, err := recordcodec.ParseTypeName(*field, *typ)
+		if err != nil {
+			return nil, fmt.Errorf("rule %s: %w", rule, err)
+		}
+		out[rule] = append(out[rule], f)
+	}
+	return out, rows.Err()
+}
+
+// migrate makes or extends the tables of schemas in one transaction under
+// an advisory lock: a new rule gets its table and versions table, a new
+// field a column in both, a changed type is refused (record.ErrSchema).
+// It returns every rule's fields after it.
+func migrate(ctx context.Context, db interface {
+	Begin(context.Context) (pgx.Tx, error)
+}, schemas []record.Schema) (map[string][]record.Field, error) {
+	tx, err := db.Begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext($1))`, migrationLock); err != nil {
+		return nil, err
+	}
+	if _, err := tx.Exec(ctx, metaDDL); err != nil {
+		return nil, err
+	}
+	stored, err := storedFields(ctx, tx)
+	if err != nil {
+		return nil, err
+	}
+	for _, sc := range schemas {
+		table, versions := recordcodec.Quote(sc.Rule), recordcodec.Quote(recordcodec.VersionsTable(sc.Rule))
+		old, known := stored[sc.Rule]
+		if !known {
+			var n int
+			if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ($1, $2)`,
+				sc.Rule, recordcodec.VersionsTable(sc.Rule)).Scan(&n); err != nil {
+				return nil, err
+			}
+			if n > 0 {
+				return nil, fmt.Errorf("%w: rule %s: a table %s is in the database and was not made by distscrape (not in %s): rename the rule or the table",
+					record.ErrSchema, sc.Rule, sc.Rule, recordcodec.RulesTable)
+			}
+			cols := make([]string, 0, len(reserved)+len(sc.Fields))
+			for _, c := range reserved {
+				cols = append(cols, recordcodec.Quote(c[0])+" "+c[1])
+			}
+			for _, f := range sc.Fields {
+				cols = append(cols, recordcodec.Quote(f.Name)+" "+columnType(f))
+			}
+			ddl := fmt.Sprintf(`CREATE TABLE %s (%s, PRIMARY KEY (crawl, key, idx));
+CREATE TABLE %s (version bigint NOT NULL, %s, PRIMARY KEY (crawl, key, version, idx))`,
+				table, strings.Join(cols, ", "), versions, strings.Join(cols, ", "))
+			if _, err := tx.Exec(ctx, ddl); err != nil {
+				return nil, fmt.Errorf("rule %s: %w", sc.Rule, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+recordcodec.RulesTable+` (rule) VALUES ($1)`, sc.Rule); err != nil {
+				return nil, err
+			}
+		}
+		have := map[string]string{}
+		for _, f := range old {
+			have[f.Name] = recordcodec.TypeName(f)
+		}
+		add, err := recordcodec.NewFields(have, sc)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range add {
+			if known {
+				for _, t := range []string{table, versions} {
+					if _, err := tx.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, t, recordcodec.Quote(f.Name), columnType(f))); err != nil {
+						return nil, fmt.Errorf("rule %s: field %s: %w", sc.Rule, f.Name, err)
+					}
+				}
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO `+recordcodec.FieldsTable+` (rule, field, type) VALUES ($1, $2, $3)`,
+				sc.Rule, f.Name, recordcodec.TypeName(f)); err != nil {
+				return nil, err
+			}
+			old = append(old, f)
+		}
+		stored[sc.Rule] = old
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return nil, err
+	}
+	return stored, nil
+}

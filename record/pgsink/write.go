@@ -1,0 +1,164 @@
+package pgsink
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/recordcodec"
+	"github.com/distscrape/distscrape/record"
+	"github.com/jackc/pgx/v5"
+)
+
+// ruleSQL holds one rule's statements; $1 is the crawl, $2 the keys.
+type ruleSQL struct {
+	table  pgx.Identifier
+	fields []record.Field // the schema's, in COPY order
+	cols   []string       // the COPY columns
+	delete string
+	move   string // the rows of the keys into versions, numbered after the last
+	prune  string // $3: how many versions to keep
+}
+
+func statements(sc record.Schema, stored []record.Field) *ruleSQL {
+	t, v := recordcodec.Quote(sc.Rule), recordcodec.Quote(recordcodec.VersionsTable(sc.Rule))
+	r := &ruleSQL{table: pgx.Identifier{sc.Rule}, fields: sc.Fields}
+	var all []string
+	for _, c := range reserved {
+		r.cols = append(r.cols, c[0])
+		all = append(all, "t."+recordcodec.Quote(c[0]))
+	}
+	for _, f := range sc.Fields {
+		r.cols = append(r.cols, f.Name)
+	}
+	for _, f := range stored {
+		all = append(all, "t."+recordcodec.Quote(f.Name))
+	}
+	list := strings.Join(all, ", ")
+	r.delete = fmt.Sprintf(`DELETE FROM %s WHERE crawl = $1 AND key = ANY($2)`, t)
+	r.move = fmt.Sprintf(`INSERT INTO %s (version, %s)
+SELECT n.version, %s FROM %s t JOIN (
+	SELECT k.key, coalesce((SELECT max(v.version) FROM %s v WHERE v.crawl = $1 AND v.key = k.key), 0) + 1 AS version
+	FROM unnest($2::text[]) AS k(key)) n ON t.key = n.key
+WHERE t.crawl = $1`, v, strings.ReplaceAll(list, "t.", ""), list, t, v)
+	r.prune = fmt.Sprintf(`DELETE FROM %s v USING (
+	SELECT key, max(version) AS last FROM %s WHERE crawl = $1 AND key = ANY($2) GROUP BY key) m
+WHERE v.crawl = $1 AND v.key = m.key AND v.version <= m.last - $3`, v, v)
+	return r
+}
+
+// write stores sets in one transaction. A (rule, key) may come more than
+// once: the Sets are written in rounds where each comes once, in order, so
+// that each replaces the one before (and makes it a version).
+func (s *Sink) write(ctx context.Context, sets []record.Set) error {
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(ctx)
+	for len(sets) > 0 {
+		seen := map[[2]string]bool{}
+		var round, rest []record.Set
+		for _, set := range sets {
+			k := [2]string{set.Rule, set.Key}
+			if seen[k] {
+				rest = append(rest, set)
+				continue
+			}
+			seen[k] = true
+			round = append(round, set)
+		}
+		if err := s.writeRound(ctx, tx, round); err != nil {
+			return err
+		}
+		sets = rest
+	}
+	return tx.Commit(ctx)
+}
+
+func (s *Sink) writeRound(ctx context.Context, tx pgx.Tx, sets []record.Set) error {
+	byRule := map[string][]record.Set{}
+	var order []string
+	for _, set := range sets {
+		if byRule[set.Rule] == nil {
+			order = append(order, set.Rule)
+		}
+		byRule[set.Rule] = append(byRule[set.Rule], set)
+	}
+	for _, rule := range order {
+		r, sets := s.rules[rule], byRule[rule]
+		keys := make([]string, len(sets))
+		n := 0
+		for i, set := range sets {
+			keys[i] = set.Key
+			n += len(set.Records)
+		}
+		b := &pgx.Batch{}
+		if s.opt.KeepVersions > 0 {
+			b.Queue(r.move, s.opt.Crawl, keys)
+			b.Queue(r.prune, s.opt.Crawl, keys, s.opt.KeepVersions)
+		}
+		b.Queue(r.delete, s.opt.Crawl, keys)
+		if err := tx.SendBatch(ctx, b).Close(); err != nil {
+			return fmt.Errorf("rule %s: %w", rule, err)
+		}
+		if n == 0 {
+			continue
+		}
+		rows := make([][]any, 0, n)
+		for _, set := range sets {
+			for _, rec := range set.Records {
+				row, err := s.row(r, rec)
+				if err != nil {
+					return err
+				}
+				rows = append(rows, row)
+			}
+		}
+		if _, err := tx.CopyFrom(ctx, r.table, r.cols, pgx.CopyFromRows(rows)); err != nil {
+			return fmt.Errorf("rule %s: copy: %w", rule, err)
+		}
+	}
+	return nil
+}
+
+// row is rec's values in r's COPY order; times to the microsecond,
+// PostgreSQL's step, lists as jsonb.
+func (s *Sink) row(r *ruleSQL, rec record.Record) ([]any, error) {
+	labels := rec.Labels
+	if labels == nil {
+		labels = []string{}
+	}
+	row := make([]any, 0, len(r.cols))
+	row = append(row, s.opt.Crawl, rec.Key, rec.URL, rec.Rule, int32(rec.Index), micro(rec.FetchedAt),
+		string(rec.Status), rec.Problem, labels, int32(rec.Visit))
+	for _, f := range r.fields {
+		v, ok := rec.Fields[f.Name]
+		switch {
+		case !ok:
+			row = append(row, nil)
+		case f.All:
+			if f.Type == record.Time {
+				list := make([]any, len(v.([]any)))
+				for i, e := range v.([]any) {
+					list[i] = micro(e.(time.Time))
+				}
+				v = list
+			}
+			b, err := recordcodec.MarshalList(f, v)
+			if err != nil {
+				return nil, err
+			}
+			row = append(row, json.RawMessage(b))
+		case f.Type == record.Time:
+			row = append(row, micro(v.(time.Time)))
+		default:
+			row = append(row, v)
+		}
+	}
+	return row, nil
+}
+
+func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
