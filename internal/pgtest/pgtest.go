@@ -35,7 +35,7 @@ import (
 // safe against a killed client or server (the OS keeps what was written);
 // only an OS crash would lose data.
 type Options struct {
-	Fsync bool // fsync=on, synchronous_commit=on: durable as in production
+	Fsync bool // fsync=on, full_page_writes=on: durable as in production
 }
 
 // Server is a running private PostgreSQL.
@@ -176,8 +176,10 @@ func (s *Server) start() error {
 	if s.opts.Fsync {
 		fsync = "on"
 	}
-	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=%s -c synchronous_commit=%s -c full_page_writes=%s -c max_connections=50",
-		s.Port, s.Dir, fsync, fsync, fsync)
+	// synchronous_commit stays on: off, a commit returns before its WAL
+	// reaches the OS, and a server stopped -m immediate loses it.
+	opts := fmt.Sprintf("-p %d -k %s -c listen_addresses=127.0.0.1 -c fsync=%s -c full_page_writes=%s -c max_connections=50",
+		s.Port, s.Dir, fsync, fsync)
 	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", filepath.Join(s.Dir, "data"),
 		"-l", filepath.Join(s.Dir, "server.log"), "-o", opts); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.Dir, "server.log"))
