@@ -1,0 +1,246 @@
+package extract
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+
+	readability "codeberg.org/readeck/go-readability/v2"
+
+	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/saver"
+)
+
+// InvalidError is the error of a page that produced an invalid record in a
+// rule with on_invalid: fail. It wraps ErrInvalid.
+type InvalidError struct {
+	Rule    string
+	Index   int  // the record's index
+	Each    bool // the rule has each: Index says which element
+	Problem string
+	More    int // other invalid records of the page, in rules that fail
+}
+
+func (e *InvalidError) Error() string {
+	s := "extract: rule " + e.Rule
+	if e.Each {
+		s += fmt.Sprintf("[%d]", e.Index)
+	}
+	s += ": " + e.Problem
+	if e.More > 0 {
+		s += fmt.Sprintf(" (and %d more invalid records)", e.More)
+	}
+	return s
+}
+
+func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// Extract runs every rule whose match matches p.URL over p, parsing p once:
+// one record.Set per such rule, in rule order, even an empty one (so that a
+// sink replaces the page's stale records). It returns no Set and an error
+// wrapping ErrInvalid when a rule with on_invalid: fail found an invalid
+// record, ErrBody when the body cannot be read as the rules ask, ErrBudget
+// when the page's budget ran out, and ctx's error when ctx ends.
+func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
+	pg := newPage(ctx, &e.opt, p)
+	var matched []int
+	needHTML, needJSON, needText := false, false, false
+	for i, r := range e.rules {
+		if r.match != nil {
+			ok, err := r.match.matchString(pg, "rule "+r.name+": match", p.URL)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue
+			}
+		}
+		matched = append(matched, i)
+		e.counts[i].pages.Add(1)
+		needHTML = needHTML || r.needHTML
+		needJSON = needJSON || r.needJSON
+		needText = needText || r.needText
+	}
+	if len(matched) == 0 {
+		return nil, nil
+	}
+	if err := pg.load(needHTML, needJSON); err != nil {
+		return nil, err
+	}
+
+	// Every selector first, over the tree as parsed; then the main text,
+	// whose readability pass rewrites the tree.
+	rows := make([][][]found, len(matched))
+	for k, i := range matched {
+		var err error
+		if rows[k], err = pg.ruleRows(e.rules[i]); err != nil {
+			return nil, err
+		}
+	}
+	var main found
+	if needText {
+		if err := pg.check("text: main"); err != nil {
+			return nil, err
+		}
+		main = pg.mainText()
+	}
+
+	sets := make([]record.Set, len(matched))
+	invalid := make([]int, len(matched))
+	var fail *InvalidError
+	for k, i := range matched {
+		r := e.rules[i]
+		set := record.Set{Key: p.Key, Rule: r.name, Records: make([]record.Record, 0, len(rows[k]))}
+		for idx, row := range rows[k] {
+			rec := e.record(pg, r, idx, row, main)
+			if rec.Status == record.Valid {
+				set.Records = append(set.Records, rec)
+				continue
+			}
+			invalid[k]++
+			switch r.onInvalid {
+			case OnInvalidKeep:
+				set.Records = append(set.Records, rec)
+			case OnInvalidFail:
+				if fail == nil {
+					fail = &InvalidError{Rule: r.name, Index: idx, Each: r.each != nil, Problem: rec.Problem}
+				} else {
+					fail.More++
+				}
+			}
+		}
+		sets[k] = set
+	}
+	for k, i := range matched {
+		e.counts[i].invalid.Add(int64(invalid[k]))
+		if fail == nil {
+			e.counts[i].records.Add(int64(len(sets[k].Records)))
+		}
+	}
+	if fail != nil {
+		return nil, fail
+	}
+	return sets, nil
+}
+
+// ruleRows runs r's selectors over the page: per record (one per element
+// of each, else one), per field, what was found. Text fields are left for
+// mainText.
+func (pg *page) ruleRows(r *rule) ([][]found, error) {
+	scopes := []*scope{{node: pg.doc, json: pg.json}}
+	if r.each != nil {
+		var err error
+		if scopes, err = pg.elements(r.each, "rule "+r.name+": each"); err != nil {
+			return nil, err
+		}
+	}
+	rows := make([][]found, len(scopes))
+	for s, sc := range scopes {
+		row := make([]found, len(r.fields))
+		for j, f := range r.fields {
+			if f.kind == kindText {
+				continue
+			}
+			var err error
+			if row[j], err = pg.run(&f.sel, sc, f.attr, f.all, "rule "+r.name+": field "+f.name); err != nil {
+				return nil, err
+			}
+		}
+		rows[s] = row
+	}
+	return rows, nil
+}
+
+// mainText is the page's readable main text. It rewrites the tree, so it
+// comes after every other selector.
+func (pg *page) mainText() (f found) {
+	defer func() {
+		if p := recover(); p != nil {
+			f = found{why: fmt.Sprintf("text: readability panicked: %v", p)}
+		}
+	}()
+	parser := readability.NewParser()
+	parser.MaxElemsToParse = pg.opt.MaxNodes
+	u := pg.pageURL
+	if u == nil {
+		u = &url.URL{}
+	}
+	doc := pg.doc
+	pg.doc = nil
+	art, err := parser.ParseAndMutate(doc, u)
+	if err != nil {
+		return found{why: "text: " + err.Error()}
+	}
+	if art.Node == nil {
+		return found{why: "text: no readable main text"}
+	}
+	var b strings.Builder
+	if err := art.RenderText(&b); err != nil {
+		return found{why: "text: " + err.Error()}
+	}
+	return found{vals: []string{b.String()}}
+}
+
+// record builds record idx of rule r from what its fields found: typed
+// values, defaults, and the problems that make it invalid.
+func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) record.Record {
+	p := pg.src
+	rec := record.Record{
+		Crawl: e.opt.Crawl, Key: p.Key, URL: p.URL, Rule: r.name, Index: idx,
+		FetchedAt: p.FetchedAt.UTC(), Status: record.Valid, Labels: slices.Clone(p.Labels),
+		Visit: p.Visit, Fields: make(map[string]any, len(r.fields)),
+	}
+	var problems []string
+	for j, f := range r.fields {
+		fd := row[j]
+		if f.kind == kindText {
+			fd = main
+		}
+		vals := fd.vals[:0:0]
+		for _, v := range fd.vals {
+			if strings.TrimSpace(v) != "" {
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			switch {
+			case f.def != nil:
+				rec.Fields[f.name] = f.def
+			case f.required:
+				msg := "field " + f.name + ": required, not found"
+				if fd.why != "" {
+					msg += " (" + fd.why + ")"
+				}
+				problems = append(problems, msg)
+			}
+			continue
+		}
+		if !f.all {
+			vals = vals[:1]
+		}
+		list := make([]any, 0, len(vals))
+		for _, s := range vals {
+			v, err := Convert(f.typ, s, pg.base)
+			if err != nil {
+				problems = append(problems, "field "+f.name+": "+err.Error())
+				list = nil
+				break
+			}
+			list = append(list, v)
+		}
+		switch {
+		case list == nil:
+		case f.all:
+			rec.Fields[f.name] = list
+		default:
+			rec.Fields[f.name] = list[0]
+		}
+	}
+	if len(problems) > 0 {
+		rec.Status = record.Invalid
+		rec.Problem = strings.Join(problems, "; ")
+	}
+	return rec
+}
