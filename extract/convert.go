@@ -70,7 +70,7 @@ func Convert(t record.Type, s string, base *url.URL) (any, error) {
 var errPlain = errors.New("not of the type")
 
 func article(t record.Type) string {
-	if t == record.Int || t == record.URL {
+	if t == record.Int {
 		return "an"
 	}
 	return "a"
@@ -139,6 +139,10 @@ func parseNumber(s string, isInt bool) (number, error) {
 	}
 	n.int = digits
 	return n, nil
+}
+
+func allDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
 }
 
 func threeDigits(s string) bool {
@@ -287,19 +291,18 @@ var timeLayouts = []string{
 }
 
 func parseTime(s string) (time.Time, error) {
-	if s != "" && strings.Trim(s, "-0123456789.") == "" {
-		sec, frac, _ := strings.Cut(s, ".")
+	if sec, frac, _ := strings.Cut(strings.TrimPrefix(s, "-"), "."); allDigits(sec) && (frac == "" || allDigits(frac)) {
 		n, err := strconv.ParseInt(sec, 10, 64)
-		if err != nil || strings.Trim(frac, "0123456789") != "" || n > 1<<40 || n < -(1<<40) {
-			return time.Time{}, errors.New("not Unix seconds")
+		if err != nil || n > 1<<40 {
+			return time.Time{}, errors.New("out of range for Unix seconds")
 		}
 		var ns int64
 		if frac != "" {
 			f, _ := strconv.ParseFloat("0."+frac, 64)
 			ns = int64(f * 1e9)
 		}
-		if n < 0 {
-			ns = -ns
+		if strings.HasPrefix(s, "-") {
+			n, ns = -n, -ns
 		}
 		return time.Unix(n, ns).UTC(), nil
 	}
