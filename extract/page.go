@@ -132,7 +132,14 @@ func (pg *page) load(needHTML, needJSON bool) error {
 // a tree costs about 200 bytes a node).
 func (pg *page) parseHTML() error {
 	p := pg.src
-	if mt := mediaType(p.ContentType, p.Body); !htmlType(mt, p.Body) {
+	// What sniffs as text is sniffed again once decoded: a UTF-16 page is
+	// text/plain until then.
+	head := []byte(pg.text[:min(len(pg.text), 512)])
+	mt := mediaType(p.ContentType, p.Body)
+	if mt == "text/plain" && p.ContentType == "" {
+		mt = mediaType("", head)
+	}
+	if !htmlType(mt, head) {
 		return fmt.Errorf("%w: body is %s, not HTML, which css, xpath and text fields need", ErrBody, mt)
 	}
 	// Each element takes at least one '<'; count exactly only past that.
