@@ -4,6 +4,7 @@ go 1.26.8
 
 require (
 	codeberg.org/readeck/go-readability/v2 v2.1.3
+	github.com/PuerkitoBio/goquery v1.13.0
 	github.com/andybalholm/brotli v1.2.8
 	github.com/andybalholm/cascadia v1.3.5
 	github.com/antchfx/htmlquery v1.3.7

@@ -53,5 +53,6 @@
 // Options.MaxNodes elements (a page with more is ErrBody before its tree is
 // built, and a selector yielding more values is ErrBody as well) and
 // Options.Budget of time, which every regex, selector and jq expression
-// draws on (running out is ErrBudget).
+// draws on (running out is ErrBudget). Parsing and the readability pass
+// cannot be interrupted; MaxBody and MaxNodes bound them.
 package extract

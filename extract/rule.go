@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -153,12 +154,13 @@ type rule struct {
 
 // sel is one compiled selector.
 type sel struct {
-	kind  kind
-	css   cascadia.SelectorGroup
-	scope bool // css ":scope": the element itself
-	xpath *xpath.Expr
-	jq    *gojq.Code
-	re    *rx
+	kind   kind
+	css    cascadia.SelectorGroup
+	scope  bool // css ":scope": the element itself
+	xpath  *xpath.Expr
+	xpaths *sync.Pool // copies of xpath, one per page at a time
+	jq     *gojq.Code
+	re     *rx
 }
 
 type field struct {
@@ -426,7 +428,7 @@ func compileSel(k kind, css, xp, jq, re, text string) (s *sel, err error) {
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath %q: %v", xp, err)
 		}
-		s.xpath = x
+		s.xpath, s.xpaths = x, &sync.Pool{}
 	case kindJSON:
 		q, err := gojq.Parse(jq)
 		if err != nil {

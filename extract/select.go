@@ -8,7 +8,6 @@ import (
 	"math/big"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/antchfx/htmlquery"
 	"github.com/antchfx/xpath"
@@ -234,27 +233,23 @@ func collapse(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
 
-// xpathPool holds copies of each XPath expression: antchfx/xpath keeps
-// evaluation state in a compiled expression, so a copy serves one page at
-// a time.
-var xpathPool sync.Map // *xpath.Expr (the compiled one) -> *sync.Pool
-
-func getXPath(x *xpath.Expr) *xpath.Expr {
-	p, _ := xpathPool.LoadOrStore(x, &sync.Pool{})
-	if c, _ := p.(*sync.Pool).Get().(*xpath.Expr); c != nil {
+// getXPath returns a copy of s's XPath for one page: antchfx/xpath keeps
+// evaluation state in a compiled expression, so concurrent pages cannot
+// share one. putXPath gives it back.
+func getXPath(s *sel) *xpath.Expr {
+	if c, _ := s.xpaths.Get().(*xpath.Expr); c != nil {
 		return c
 	}
-	c, err := xpath.Compile(x.String())
-	if err != nil { // it compiled before
-		return x
+	c, err := xpath.Compile(s.xpath.String())
+	if err != nil { // it compiled at Compile; keep going on the original
+		return s.xpath
 	}
 	return c
 }
 
-func putXPath(x, c *xpath.Expr) {
-	if c != x {
-		p, _ := xpathPool.Load(x)
-		p.(*sync.Pool).Put(c)
+func putXPath(s *sel, c *xpath.Expr) {
+	if c != s.xpath {
+		s.xpaths.Put(c)
 	}
 }
 
@@ -279,8 +274,8 @@ func (it xitem) value(attr string) (string, bool) {
 // only unless all.
 func (pg *page) xpathRun(s *sel, root *html.Node, all bool, what string) (out []xitem, err error) {
 	defer recoverTo(&err, what)
-	x := getXPath(s.xpath)
-	defer putXPath(s.xpath, x)
+	x := getXPath(s)
+	defer putXPath(s, x)
 	switch v := x.Evaluate(htmlquery.CreateXPathNavigator(root)).(type) {
 	case *xpath.NodeIterator:
 		for v.MoveNext() {
