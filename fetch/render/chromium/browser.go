@@ -238,9 +238,9 @@ func (b *Browser) stopLocked(in *instance) {
 	}()
 }
 
-// treeRSS is the resident memory, in bytes, of pid and its descendants
-// (Chromium's renderers, GPU and utility processes), from /proc; 0 where
-// there is none.
+// treeRSS is the memory, in bytes, of pid and its descendants
+// (Chromium's renderers, GPU and utility processes): the sum of their
+// proportional set sizes (pss), from /proc; 0 where there is none.
 func treeRSS(pid int) int64 {
 	if pid <= 0 {
 		return 0
@@ -278,21 +278,37 @@ func treeRSS(pid int) int64 {
 		}
 		return false
 	}
-	page := int64(os.Getpagesize())
 	var total int64
 	for id := range parent {
-		if !inTree(id) {
-			continue
-		}
-		data, err := os.ReadFile("/proc/" + strconv.Itoa(id) + "/statm")
-		if err != nil {
-			continue
-		}
-		if f := strings.Fields(string(data)); len(f) > 1 {
-			if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
-				total += n * page
-			}
+		if inTree(id) {
+			total += pss(id)
 		}
 	}
 	return total
+}
+
+// pss is a process's proportional set size in bytes (its resident pages,
+// shared ones divided among their sharers, so that a tree's sum counts
+// Chromium's shared memory once), from /proc/PID/smaps_rollup; its whole
+// resident size where that file is missing.
+func pss(id int) int64 {
+	dir := "/proc/" + strconv.Itoa(id)
+	if data, err := os.ReadFile(dir + "/smaps_rollup"); err == nil {
+		for line := range strings.Lines(string(data)) {
+			if rest, ok := strings.CutPrefix(line, "Pss:"); ok {
+				kb, _ := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+				return kb << 10
+			}
+		}
+	}
+	data, err := os.ReadFile(dir + "/statm")
+	if err != nil {
+		return 0
+	}
+	if f := strings.Fields(string(data)); len(f) > 1 {
+		if n, err := strconv.ParseInt(f[1], 10, 64); err == nil {
+			return n * int64(os.Getpagesize())
+		}
+	}
+	return 0
 }

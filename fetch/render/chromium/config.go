@@ -57,7 +57,7 @@ type Config struct {
 	// RestartAfter is how many pages a browser renders before it is
 	// replaced (browsers grow as they live); default 500, negative never.
 	RestartAfter int
-	// MaxRSS is the resident memory of the browser's process tree above
+	// MaxRSS is the memory (summed PSS) of the browser's process tree above
 	// which it is replaced once its pages finish; default 2 GiB, negative
 	// no bound. Read every few pages (Linux /proc; elsewhere not bounded).
 	MaxRSS int64
