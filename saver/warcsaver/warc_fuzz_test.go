@@ -11,9 +11,10 @@ import (
 	"github.com/distscrape/distscrape/saver/warcsaver"
 )
 
-// FuzzWARCSave saves a page with any key, URL, header and reason phrase:
-// the saver refuses it with ErrInvalidPage, or writes records that the
-// independent reader validates and that hold the body.
+// FuzzWARCSave saves a page with any key, URL, header (of the request and
+// the response) and reason phrase: the saver refuses it with
+// ErrInvalidPage, or writes records that the independent reader validates
+// and that hold the body. testdata/fuzz/FuzzWARCSave keeps its findings.
 func FuzzWARCSave(f *testing.F) {
 	for _, s := range [][5]string{
 		{"http://example.org/", "http://example.org/", "X-A", "v", "OK"},
@@ -21,6 +22,11 @@ func FuzzWARCSave(f *testing.F) {
 		{"k", "http://user:pw@h:99999/", "X:Y", "\x00\x7f", ""},
 		{"k", "https://[::1]:8443/é?q=ü", "", "é", "\n"},
 		{"k", "http://h/%zz", "Content-Length", "-1", " "},
+		// Fields the transport writes itself, whatever the page's header says.
+		{"k", "http://h/", "content-length", "A", "OK"},
+		{"k", "http://h/", "Transfer-Encoding", "chunked", "OK"},
+		{"k", "http://h/", "host", "evil.example", "OK"},
+		{"k", "http://h/", "User-Agent", "", "OK"},
 	} {
 		f.Add(s[0], s[1], s[2], s[3], s[4], []byte("body"))
 	}

@@ -102,8 +102,9 @@ type exchange struct {
 }
 
 // newExchange renders p's HTTP exchange as it went over the wire, as far
-// as Go lets us see it (header names canonical, sorted). A page without
-// one (not fetched over HTTP) gets a minimal GET and 200.
+// as Go lets us see it (header names canonical, sorted; the request's as
+// the transport writes them, see sentRequestHeader). A page without one
+// (not fetched over HTTP) gets a minimal GET and 200.
 func newExchange(p *saver.Page, target *url.URL) exchange {
 	var ex exchange
 	proto := p.Proto
@@ -116,25 +117,13 @@ func newExchange(p *saver.Page, target *url.URL) exchange {
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s %s %s\r\n", method, target.RequestURI(), proto)
-	reqHeader := p.RequestHeader.Clone()
-	if reqHeader == nil {
-		reqHeader = http.Header{}
-	}
-	if reqHeader.Get("Host") == "" {
-		reqHeader.Set("Host", target.Host) // Go's transport sends it from the URL
-	}
-	for k := range reqHeader {
-		if secretHeaders[http.CanonicalHeaderKey(k)] {
-			reqHeader[k] = []string{"redacted"}
-		}
-	}
+	reqHeader := sentRequestHeader(p.RequestHeader, target, proto)
 	writeHeader(&b, reqHeader)
 	ex.request = bytes.Clone(b.Bytes())
 
 	ex.payload = p.Body
-	header := p.Header.Clone()
-	if header == nil {
-		header = http.Header{}
+	header := canonical(p.Header)
+	if p.Header == nil {
 		if p.ContentType != "" {
 			header.Set("Content-Type", p.ContentType)
 		}
@@ -144,7 +133,7 @@ func newExchange(p *saver.Page, target *url.URL) exchange {
 	} else if enc := header.Get("Content-Encoding"); enc != "" && !strings.EqualFold(enc, "identity") {
 		rename(header, "Content-Encoding") // the body was decoded: say so, keep what the server said
 	}
-	if cl := header.Get("Content-Length"); cl != "" && cl != strconv.Itoa(len(ex.payload)) {
+	if cl, ok := header["Content-Length"]; ok && (len(cl) != 1 || cl[0] != strconv.Itoa(len(ex.payload))) {
 		rename(header, "Content-Length")
 	}
 	rename(header, "Transfer-Encoding") // the payload is stored de-chunked
@@ -170,7 +159,8 @@ func rename(h http.Header, name string) {
 	}
 }
 
-// writeHeader writes h sorted by name, then the blank line.
+// writeHeader writes h sorted by name, then the blank line; each value on
+// one line and trimmed of spaces and tabs, as Go's transport writes it.
 func writeHeader(b *bytes.Buffer, h http.Header) {
 	names := make([]string, 0, len(h))
 	for k := range h {
@@ -184,7 +174,7 @@ func writeHeader(b *bytes.Buffer, h http.Header) {
 		for _, v := range h[k] {
 			b.WriteString(k)
 			b.WriteString(": ")
-			b.WriteString(oneLine(v))
+			b.WriteString(strings.Trim(oneLine(v), " \t"))
 			b.WriteString("\r\n")
 		}
 	}
