@@ -274,3 +274,6 @@ func keySlot(tag string) uint16 {
 	}
 	return crc % slots
 }
+
+// luaKeyNames is the Lua code that names the crawl's keys for the library.
+func luaKeyNames() string { return "" }

@@ -19,13 +19,13 @@ func TestWireConstantsAgree(t *testing.T) {
 		"codeStateLost": codeStateLost,
 		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
 	}
-	lib, err := luaFS.ReadFile("lua/lib.lua")
+	lib, err := libSource()
 	if err != nil {
 		t.Fatal(err)
 	}
 	decl := regexp.MustCompile(`(?m)^local ([A-Z_]+) = ('[^']*'|\d+) +-- Go: (\w+)`)
 	seen := map[string]bool{}
-	for _, m := range decl.FindAllStringSubmatch(string(lib), -1) {
+	for _, m := range decl.FindAllStringSubmatch(lib, -1) {
 		luaName, luaVal, goName := m[1], m[2], m[3]
 		want, ok := goSide[goName]
 		if !ok {

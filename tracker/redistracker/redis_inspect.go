@@ -28,18 +28,10 @@ func (r *Tracker) Lookup(ctx context.Context, key string) (tracker.ItemState, er
 	}
 	it := r.appendItem(nil, tracker.Item{Key: key})
 	id, numeric := tracker.NumericID(key)
-	huge := "0"
-	if numeric && id >= hugeID {
-		huge = "1"
-	}
-	res, err := r.run(ctx, "lookup", r.scripts.lookup, r.keys.fixed, key, it[0], it[1], it[2],
-		tracker.HostSample, tracker.LookupDepth, huge)
+	v, err := call(ctx, r, opLookup, lookupArgs{key: key, item: it, sample: tracker.HostSample,
+		depth: tracker.LookupDepth, hugeID: numeric && id >= hugeID})
 	if err != nil {
 		return tracker.ItemState{}, err
-	}
-	v, _ := res.([]any)
-	if len(v) != 6 {
-		return tracker.ItemState{}, fmt.Errorf("tracker: redis lookup: unexpected reply %v", res)
 	}
 	state, _ := v[0].(string)
 	depth, _ := v[1].(int64)
@@ -336,13 +328,9 @@ func (r *Tracker) FailedPage(ctx context.Context, q tracker.FailedQuery) (tracke
 }
 
 func (r *Tracker) failedRows(ctx context.Context, at, key string, n int) ([]tracker.FailedItem, int64, error) {
-	res, err := r.run(ctx, "failed page", r.scripts.failedPage, r.keys.fixed, at, key, n)
+	v, err := call(ctx, r, opFailedPage, failedPageArgs{at: at, key: key, n: n})
 	if err != nil {
 		return nil, 0, err
-	}
-	v, _ := res.([]any)
-	if len(v) < 1 || (len(v)-1)%3 != 0 {
-		return nil, 0, fmt.Errorf("tracker: redis failed page: unexpected reply %v", res)
 	}
 	total, _ := v[0].(int64)
 	return parseFailed(v[1:]), total, nil
@@ -386,15 +374,10 @@ func (r *Tracker) requeueFailedFiltered(ctx context.Context, opt tracker.Requeue
 		for len(keys) > 0 && moved < room {
 			chunk := keys[:min(len(keys), requeueChunk)]
 			keys = keys[len(chunk):]
-			args := []any{"keys", min(room-moved, len(chunk))}
-			for _, k := range chunk {
-				args = append(args, k)
-			}
-			res, err := r.run(ctx, "requeue", r.scripts.requeue, r.keys.fixed, args...)
+			n, err := call(ctx, r, opRequeue, requeueArgs{mode: "keys", limit: min(room-moved, len(chunk)), keys: chunk})
 			if err != nil {
 				return err
 			}
-			n, _ := res.(int64)
 			moved += int(n)
 		}
 		return nil
@@ -433,17 +416,9 @@ func (r *Tracker) matchingKeys(ctx context.Context, keys []string, keep tracker.
 	for len(keys) > 0 {
 		chunk := keys[:min(len(keys), requeueChunk)]
 		keys = keys[len(chunk):]
-		args := []any{"", "", 0}
-		for _, k := range chunk {
-			args = append(args, k)
-		}
-		res, err := r.run(ctx, "failed page", r.scripts.failedPage, r.keys.fixed, args...)
+		v, err := call(ctx, r, opFailedPage, failedPageArgs{keys: chunk})
 		if err != nil {
 			return nil, err
-		}
-		v, _ := res.([]any)
-		if len(v) < 1 {
-			return nil, fmt.Errorf("tracker: redis requeue: unexpected reply %v", res)
 		}
 		for _, f := range parseFailed(v[1:]) {
 			if keep.Keep(f) {
@@ -463,13 +438,9 @@ func (r *Tracker) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error)
 	if err := tracker.ValidateHosts(n); err != nil {
 		return nil, err
 	}
-	res, err := r.run(ctx, "hosts", r.scripts.hosts, r.keys.fixed, tracker.HostSample)
+	v, err := call(ctx, r, opHosts, hostsArgs{sample: tracker.HostSample})
 	if err != nil {
 		return nil, err
-	}
-	v, _ := res.([]any)
-	if len(v) != 4 {
-		return nil, fmt.Errorf("tracker: redis hosts: unexpected reply %v", res)
 	}
 	pending, _ := v[0].([]any)
 	inFlight, _ := v[1].(int64)

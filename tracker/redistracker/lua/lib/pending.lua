@@ -1,0 +1,133 @@
+-- ---- pending ----
+
+-- Items added (add_item) are appended to PUSH and written by flush in one
+-- RPUSH. A marked ID is pushed as a run {lo, hi}, grown while the next ID
+-- follows (the list's real tail too, read once), and written as an entry at
+-- flush. Only add.lua and complete.lua add items, and nothing else touches
+-- the list's tail in them.
+local PUSH = {}
+local PUSH_RUNS = false -- PUSH holds runs (push_id's tables)
+local PUSHL = {} -- entries of priority p > 0, per level
+local TAIL, TAIL_RUN, TAIL_DIRTY
+
+-- as_run parses an entry that is a run of marked IDs (TAG_RUN "lo:hi", or a
+-- plain canonical ID below 2^40) into {lo, hi}; anything else gives nil.
+local function as_run(e)
+  local c = s_byte(e, 1)
+  if c == TAG_RUN then
+    local lo, hi = s_match(e, '^' .. S_RUN .. '(%d+):(%d+)$')
+    return {tonum(lo), tonum(hi)}
+  end
+  if c >= 49 and c <= 57 and #e <= 13 and not s_find(e, '%D') then
+    local v = tonum(e)
+    if v < 1099511627776 then return {v, v} end
+  end
+  return nil
+end
+
+local function run_entry(r)
+  if r[1] == r[2] then return itoa(r[1]) end
+  return S_RUN .. itoa(r[1]) .. ':' .. itoa(r[2])
+end
+
+-- push_id appends a marked ID (depth 0, attempts 0), extending the run of
+-- consecutive IDs at the tail instead of adding an entry when it can.
+local function push_id(id)
+  local n = #PUSH
+  local last
+  if n > 0 then
+    last = PUSH[n]
+    if type(last) ~= 'table' then last = nil end
+  else
+    if TAIL == nil then
+      TAIL = rcall('LINDEX', K_PENDING, '-1') or false
+      if TAIL then TAIL_RUN = as_run(TAIL) end
+    end
+    last = TAIL_RUN
+  end
+  if last and last[2] + 1 == id then
+    last[2] = id
+    if n == 0 then TAIL_DIRTY = true end
+    return
+  end
+  PUSH[n + 1] = {id, id}
+  PUSH_RUNS = true
+end
+
+local function flush_push()
+  if TAIL_DIRTY then rcall('LSET', K_PENDING, '-1', run_entry(TAIL_RUN)) end
+  if PUSH[1] ~= nil then
+    if PUSH_RUNS then
+      for i = 1, #PUSH do
+        if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+      end
+      PUSH_RUNS = false
+    end
+    call_multi('RPUSH', K_PENDING, PUSH, 1000)
+    PUSH = {}
+  end
+  if nxt(PUSHL) ~= nil then
+    for p, es in pairs(PUSHL) do call_multi('RPUSH', level_key(p), es, 1000) end
+    PUSHL = {}
+  end
+  TAIL, TAIL_RUN, TAIL_DIRTY = nil, nil, nil
+end
+
+-- push_named stores a new item's TAG_NAMED entry as TAG_EXT (label names
+-- to ids, each once) at its priority's level.
+local function push_named(e)
+  local key, d, a, m = parse_ext(e)
+  if m.l ~= '' then
+    local ids, seen = {}, {}
+    for name in string.gmatch(m.l, '[^,]+') do
+      local id = label_id(name)
+      if not seen[id] then
+        seen[id] = true
+        ids[#ids + 1] = id
+      end
+    end
+    m.l = table.concat(ids, '.')
+  end
+  e = entry(key, d, a, m)
+  if m.p > 0 then
+    local es = PUSHL[m.p]
+    if not es then
+      es = {}
+      PUSHL[m.p] = es
+    end
+    es[#es + 1] = e
+    level_count(m.p, 1)
+  else
+    PUSH[#PUSH + 1] = e
+  end
+  lmove(m, nil, 'pending')
+  lmove(m, nil, 'added')
+end
+
+-- add_item adds one item unless seen and returns 1 if it was new (the
+-- caller counts the new ones: added), else 0. a, b: an ID below 2^40 and
+-- '' (bitmap dedup), or a fingerprint's x in hex and its member (as
+-- fp_add takes them). e is its pending entry.
+local function add_item(a, b, e)
+  if b == '' then
+    local id = tonum(a)
+    if not id_mark(id) then return 0 end
+    if e == a then
+      push_id(id)
+    elseif s_byte(e, 1) == TAG_NAMED then
+      push_named(e)
+    else
+      PUSH[#PUSH + 1] = e
+    end
+  else
+    if not fp_add(tonum(a, 16), b) then return 0 end
+    if s_byte(e, 1) == TAG_NAMED then push_named(e) else PUSH[#PUSH + 1] = e end
+  end
+  return 1
+end
+
+-- added counts n new items (add_item's) in pending and added.
+local function added(n)
+  D.pending = D.pending + n
+  D.added = D.added + n
+end
