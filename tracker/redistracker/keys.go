@@ -1,7 +1,9 @@
 package redistracker
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -119,16 +121,95 @@ const (
 	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib.lua
 )
 
+// The suffixes of the crawl's key names after its prefix, each spelled
+// here only: the Go methods below build names with them, and the Lua
+// library gets them as its KEY table (luaKeyNames), which its key helper
+// (lua/lib/state.lua) builds names with.
+const (
+	sfxPending      = "pending"
+	sfxLease        = "lease"
+	sfxWorkers      = "workers"
+	sfxDelayed      = "delayed"
+	sfxFailed       = "failed"
+	sfxFailInfo     = "failinfo"
+	sfxStats        = "stats"
+	sfxFPMeta       = "fpmeta"
+	sfxCrawl        = "crawl"
+	sfxPaused       = "paused"
+	sfxLabels       = "labels"
+	sfxLabelStats   = "lstats"
+	sfxWorkerStats  = "w:"
+	sfxWorkerLeases = "wl:"
+	sfxLeaseGroups  = "lg"
+	sfxDeadlines    = "deadlines"
+	sfxIDShard      = "id:"
+	sfxFPBucket     = "fp:"
+	sfxRevisits     = "revisits"
+	sfxRevisitList  = "rv:"
+	sfxRevisitGone  = "rvgone"
+	sfxRevisitIDs   = "rvid:"
+	sfxIDRanges     = "idranges"
+	sfxLevel        = "pending:"
+	sfxHostRate     = "rate:"
+	sfxHostPermits  = "conc:"
+	sfxHostDelay    = "delay:"
+	sfxPartitions   = "partitions"
+	sfxGrantLock    = "grant"
+	sfxOverflow     = "ranges"
+	sfxOverflowIDs  = "rangeids"
+	sfxSplitLock    = "split"
+	sfxLegacyLeases = "leases" // layout 1 only: migrations.go
+)
+
+// fixedSuffixes are the fixed keys, KEYS[1..n] of every life-cycle
+// operation in this order, and their Lua names (K.<name>).
+var fixedSuffixes = []struct{ lua, sfx string }{
+	{"pending", sfxPending}, {"lease", sfxLease}, {"workers", sfxWorkers}, {"delayed", sfxDelayed},
+	{"failed", sfxFailed}, {"failinfo", sfxFailInfo}, {"stats", sfxStats}, {"fpmeta", sfxFPMeta}, {"crawl", sfxCrawl},
+}
+
+// luaSuffixes are the keys the Lua builds from the prefix, by their Lua
+// names (key(name, part) in lua/lib/state.lua).
+var luaSuffixes = []struct{ lua, sfx string }{
+	{"paused", sfxPaused}, {"labels", sfxLabels}, {"lstats", sfxLabelStats}, {"worker", sfxWorkerStats},
+	{"worker_leases", sfxWorkerLeases}, {"lease_groups", sfxLeaseGroups}, {"deadlines", sfxDeadlines},
+	{"id_shard", sfxIDShard}, {"fp_bucket", sfxFPBucket}, {"revisits", sfxRevisits},
+	{"revisit_list", sfxRevisitList}, {"rvgone", sfxRevisitGone}, {"rvid", sfxRevisitIDs},
+	{"idranges", sfxIDRanges}, {"level", sfxLevel},
+}
+
+// luaKeyNames is the Lua code that gives the library the key names:
+// KEY_FIXED, the fixed keys' Lua names in KEYS order, and KEY, every
+// suffix by its Lua name.
+func luaKeyNames() string {
+	var b strings.Builder
+	b.WriteString("-- The crawl's key names, from keys.go (luaKeyNames).\nlocal KEY_FIXED = {")
+	for i, k := range fixedSuffixes {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%q", k.lua)
+	}
+	b.WriteString("}\nlocal KEY = {")
+	for i, k := range append(fixedSuffixes[:len(fixedSuffixes):len(fixedSuffixes)], luaSuffixes...) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s = %q", k.lua, k.sfx)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
+
 // crawlKeys are the key names of one crawl.
 type crawlKeys struct {
 	prefix string
-	fixed  []string // KEYS[1..10] of every script
+	fixed  []string // KEYS[1..n] of every life-cycle operation
 }
 
 // Indices into crawlKeys.fixed (KEYS[i+1] in the scripts).
 const (
 	keyPending = iota
-	keyLeases
 	keyLease
 	keyWorkers
 	keyDelayed
@@ -143,62 +224,59 @@ func newCrawlKeys(crawl string) crawlKeys { return newCrawlKeysTag(crawl) }
 
 func newCrawlKeysTag(tag string) crawlKeys {
 	p := "distscrape:{" + tag + "}:"
-	return crawlKeys{prefix: p, fixed: []string{
-		p + "pending", p + "leases", p + "lease", p + "workers", p + "delayed",
-		p + "failed", p + "failinfo", p + "stats", p + "fpmeta", p + "crawl",
-	}}
+	k := crawlKeys{prefix: p}
+	for _, f := range fixedSuffixes {
+		k.fixed = append(k.fixed, p+f.sfx)
+	}
+	return k
 }
 
 func (k crawlKeys) key(i int) string { return k.fixed[i] }
 
-// withWorker returns the fixed keys plus KEYS[11], the worker's lease set.
-func (k crawlKeys) withWorker(worker string) []string {
-	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.workerLeases(worker))
-}
+func (k crawlKeys) paused() string { return k.prefix + sfxPaused }
 
-// forCheckout returns withWorker's keys plus KEYS[12], the pause flag.
-func (k crawlKeys) forCheckout(worker string) []string {
-	return append(k.withWorker(worker), k.paused())
-}
+func (k crawlKeys) labels() string { return k.prefix + sfxLabels }
 
-// forStats returns the fixed keys plus KEYS[11], the pause flag.
-func (k crawlKeys) forStats() []string {
-	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.paused())
-}
+func (k crawlKeys) labelStats() string { return k.prefix + sfxLabelStats }
 
-func (k crawlKeys) paused() string { return k.prefix + "paused" }
+func (k crawlKeys) workerStats(worker string) string { return k.prefix + sfxWorkerStats + worker }
 
-func (k crawlKeys) labels() string { return k.prefix + "labels" }
+func (k crawlKeys) workerLeases(worker string) string { return k.prefix + sfxWorkerLeases + worker }
 
-func (k crawlKeys) labelStats() string { return k.prefix + "lstats" }
+func (k crawlKeys) leaseGroups() string { return k.prefix + sfxLeaseGroups }
 
-func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + worker }
-
-func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
-
-func (k crawlKeys) leaseGroups() string { return k.prefix + "lg" }
-
-func (k crawlKeys) deadlines() string { return k.prefix + "deadlines" }
+func (k crawlKeys) deadlines() string { return k.prefix + sfxDeadlines }
 
 func (k crawlKeys) idShard(shard uint64) string {
-	return k.prefix + "id:" + strconv.FormatUint(shard, 10)
+	return k.prefix + sfxIDShard + strconv.FormatUint(shard, 10)
 }
 
 func (k crawlKeys) fpBucket(b uint64) string {
-	return k.prefix + "fp:" + strconv.FormatUint(b, 10)
+	return k.prefix + sfxFPBucket + strconv.FormatUint(b, 10)
 }
 
-func (k crawlKeys) revisits() string { return k.prefix + "revisits" }
+func (k crawlKeys) revisits() string { return k.prefix + sfxRevisits }
 
-func (k crawlKeys) revisitList(sec string) string { return k.prefix + "rv:" + sec }
+func (k crawlKeys) revisitList(sec string) string { return k.prefix + sfxRevisitList + sec }
 
-func (k crawlKeys) idRanges() string { return k.prefix + "idranges" }
+func (k crawlKeys) revisitGone() string { return k.prefix + sfxRevisitGone }
 
-func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
+func (k crawlKeys) revisitIDs(shard uint64) string {
+	return k.prefix + sfxRevisitIDs + strconv.FormatUint(shard, 10)
+}
 
-func (k crawlKeys) hostPermits(host string) string { return k.prefix + "conc:" + host }
+func (k crawlKeys) idRanges() string { return k.prefix + sfxIDRanges }
 
-func (k crawlKeys) hostDelay(host string) string { return k.prefix + "delay:" + host }
+func (k crawlKeys) level(p int) string { return k.prefix + sfxLevel + strconv.Itoa(p) }
+
+func (k crawlKeys) hostRate(host string) string { return k.prefix + sfxHostRate + host }
+
+func (k crawlKeys) hostPermits(host string) string { return k.prefix + sfxHostPermits + host }
+
+func (k crawlKeys) hostDelay(host string) string { return k.prefix + sfxHostDelay + host }
+
+// legacyLeases is layout 1's leases zset (migrations.go).
+func (k crawlKeys) legacyLeases() string { return k.prefix + sfxLegacyLeases }
 
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.
@@ -246,15 +324,15 @@ func newPartitionKeys(crawl string, p, n int) crawlKeys {
 }
 
 // partitionsRecord is the key that records a partitioned crawl's P.
-func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + "partitions" }
+func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + sfxPartitions }
 
-func (k crawlKeys) grantLock() string { return k.prefix + "grant" }
+func (k crawlKeys) grantLock() string { return k.prefix + sfxGrantLock }
 
-func (k crawlKeys) overflow() string { return k.prefix + "ranges" }
+func (k crawlKeys) overflow() string { return k.prefix + sfxOverflow }
 
-func (k crawlKeys) overflowIDs() string { return k.prefix + "rangeids" }
+func (k crawlKeys) overflowIDs() string { return k.prefix + sfxOverflowIDs }
 
-func (k crawlKeys) splitLock() string { return k.prefix + "split" }
+func (k crawlKeys) splitLock() string { return k.prefix + sfxSplitLock }
 
 // slots is the number of Redis Cluster hash slots.
 const slots = 16384
@@ -275,5 +353,3 @@ func keySlot(tag string) uint16 {
 	return crc % slots
 }
 
-// luaKeyNames is the Lua code that names the crawl's keys for the library.
-func luaKeyNames() string { return "" }

@@ -15,15 +15,15 @@ import (
 var (
 	opAdd          = define(op[addArgs, addReply]{name: "add", fn: "add", keys: fixedKeys[addArgs], reply: decodeAdd})
 	opAddRange     = define(op[addRangeArgs, string]{name: "addrange", fn: "addrange", keys: fixedKeys[addRangeArgs], reply: decodeString})
-	opCheckout     = define(op[checkoutArgs, []any]{name: "checkout", fn: "checkout", keys: checkoutKeys, reply: decodeCheckout})
+	opCheckout     = define(op[checkoutArgs, []any]{name: "checkout", fn: "checkout", keys: fixedKeys[checkoutArgs], reply: decodeCheckout})
 	opExtend       = define(op[extendArgs, []any]{name: "extend", fn: "extend", keys: fixedKeys[extendArgs], reply: decodeArray})
 	opComplete     = define(op[completeArgs, []string]{name: "complete", fn: "complete", keys: fixedKeys[completeArgs], reply: decodeStrings})
 	opFail         = define(op[failArgs, []string]{name: "fail", fn: "fail", keys: fixedKeys[failArgs], reply: decodeStrings})
 	opRelease      = define(op[releaseArgs, []string]{name: "release", fn: "release", keys: fixedKeys[releaseArgs], reply: decodeStrings})
-	opRequeue      = define(op[requeueArgs, int64]{name: "requeue", fn: "requeue", keys: requeueKeys, reply: decodeInt})
-	opRequeueLabel = define(op[requeueArgs, [2]int64]{name: "requeue", fn: "requeue", keys: requeueKeys, reply: decodePair})
+	opRequeue      = define(op[requeueArgs, int64]{name: "requeue", fn: "requeue", keys: fixedKeys[requeueArgs], reply: decodeInt})
+	opRequeueLabel = define(op[requeueArgs, [2]int64]{name: "requeue", fn: "requeue", keys: fixedKeys[requeueArgs], reply: decodePair})
 	opRecrawl      = define(op[recrawlArgs, [2]int64]{name: "recrawl", fn: "recrawl", keys: fixedKeys[recrawlArgs], reply: decodePair})
-	opStats        = define(op[statsArgs, []any]{name: "stats", fn: "stats", readOnly: true, keys: statsKeys, reply: decodeLen(14)})
+	opStats        = define(op[statsArgs, []any]{name: "stats", fn: "stats", readOnly: true, keys: fixedKeys[statsArgs], reply: decodeLen(14)})
 	opFailed       = define(op[failedArgs, []any]{name: "failed", fn: "failed", readOnly: true, keys: fixedKeys[failedArgs], reply: decodeArray})
 	opFailedPage   = define(op[failedPageArgs, []any]{name: "failed page", fn: "failedpage", readOnly: true, keys: fixedKeys[failedPageArgs], reply: decodeFailedPage})
 	opLookup       = define(op[lookupArgs, []any]{name: "lookup", fn: "lookup", readOnly: true, keys: fixedKeys[lookupArgs], reply: decodeLen(6)})
@@ -102,18 +102,6 @@ func hostKey[A interface {
 	hostKey(crawlKeys) string
 }](k crawlKeys, a A) []string {
 	return []string{a.hostKey(k)}
-}
-
-func checkoutKeys(k crawlKeys, a checkoutArgs) []string { return k.forCheckout(a.worker) }
-
-func statsKeys(k crawlKeys, _ statsArgs) []string { return k.forStats() }
-
-// requeueKeys: the fixed keys, and the worker's lease set in mode worker.
-func requeueKeys(k crawlKeys, a requeueArgs) []string {
-	if a.mode == "worker" {
-		return k.withWorker(a.worker)
-	}
-	return k.fixed
 }
 
 // errReply is a reply of an unexpected shape.

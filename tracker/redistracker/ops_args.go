@@ -109,7 +109,7 @@ func (a releaseArgs) argv() []any { return a.pairs }
 type requeueArgs struct {
 	mode   string // expired, worker, failed or keys
 	limit  int
-	worker string // mode worker: in KEYS, not ARGV
+	worker string // mode worker
 	label  string // mode failed with a label
 	rank   int64  // where the scan of a label's dead letters starts
 	keys   []string
@@ -118,6 +118,8 @@ type requeueArgs struct {
 func (a requeueArgs) argv() []any {
 	args := []any{a.mode, a.limit}
 	switch {
+	case a.mode == "worker":
+		args = append(args, a.worker)
 	case a.mode == "keys":
 		for _, k := range a.keys {
 			args = append(args, k)

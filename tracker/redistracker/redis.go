@@ -177,6 +177,9 @@ func (r *Tracker) join(ctx context.Context, cfg Config) error {
 	if load == 0 {
 		load = fpBucketLoad
 	}
+	if err := r.checkLayout(ctx); err != nil {
+		return err
+	}
 	if err := r.initFingerprints(ctx, base, load); err != nil {
 		return err
 	}

@@ -96,10 +96,9 @@ func (r *Tracker) findLease(ctx context.Context, key string) (tracker.ItemState,
 					return tracker.ItemState{}, false, err
 				}
 			}
-			// The lease's own deadline (extended apart), else its group's,
-			// else its own in leases (the scripts before lease groups).
-			for _, zm := range [][2]string{{r.keys.deadlines(), kv[i]}, {r.keys.deadlines(), groupOf(kv[i])}, {r.keys.key(keyLeases), kv[i]}} {
-				ms, err := r.c.ZScore(ctx, zm[0], zm[1]).Result()
+			// The lease's own deadline (extended apart), else its group's.
+			for _, m := range []string{kv[i], groupOf(kv[i])} {
+				ms, err := r.c.ZScore(ctx, r.keys.deadlines(), m).Result()
 				if err == nil {
 					st.Deadline = msTime(int64(ms))
 					break

@@ -1,33 +1,26 @@
--- CLEAN says the last call ended in flush, which leaves every accumulator
--- (D, PD, LD, PUSH, PUSHL, the drops, WSTAT) empty: begin then need not
--- make them anew. An operation calls flush last, touching none after it.
-local CLEAN = false
-
+-- flush writes what the call accumulated (C): an operation calls it last.
 local function flush()
   flush_drops()
   flush_push()
   flush_workers()
   for _, f in ipairs(STAT_FIELDS) do
-    local n = D[f]
+    local n = C.delta[f]
     if n ~= 0 then
-      rcall('HINCRBY', K_STATS, f, itoa(n))
-      D[f] = 0
+      rcall('HINCRBY', K.stats, f, itoa(n))
+      C.delta[f] = 0
     end
   end
-  if nxt(PD) ~= nil then
-    for f, n in pairs(PD) do
-      if n ~= 0 then rcall('HINCRBY', K_STATS, f, itoa(n)) end
+  if nxt(C.level_delta) ~= nil then
+    for f, n in pairs(C.level_delta) do
+      if n ~= 0 then rcall('HINCRBY', K.stats, f, itoa(n)) end
     end
-    PD = {}
   end
-  if nxt(LD) ~= nil then
-    for f, n in pairs(LD) do
-      if n ~= 0 then rcall('HINCRBY', K_LSTATS, f, itoa(n)) end
+  if nxt(C.label_delta) ~= nil then
+    for f, n in pairs(C.label_delta) do
+      if n ~= 0 then rcall('HINCRBY', K.lstats, f, itoa(n)) end
     end
-    LD = {}
   end
   fp_flush()
-  CLEAN = true
 end
 
 -- ---- the crawl record ----
@@ -46,14 +39,14 @@ local STATE_LOST = STATE_LOST_CODE .. ' the crawl record is gone or belongs to a
 -- empty Redis is a crawl not seeded yet: nothing can tell it from a lost one.
 -- Cost: O(1).
 local function check_crawl(seen, fresh, create)
-  local cur = rcall('GET', K_CRAWL)
+  local cur = rcall('GET', K.crawl)
   if cur then
     if seen ~= '' and cur ~= seen then return nil end
     return cur
   end
   if seen ~= '' then return nil end
-  if create or tonum(rcall('HGET', K_STATS, 'added') or '0') > 0 then
-    rcall('SET', K_CRAWL, fresh)
+  if create or tonum(rcall('HGET', K.stats, 'added') or '0') > 0 then
+    rcall('SET', K.crawl, fresh)
     return fresh
   end
   return ''
@@ -72,42 +65,20 @@ local function init()
   for n = 0, 999 do DEC[n], DEC3[n] = s_format('%d', n), s_format('%03d', n) end
 end
 
--- begin starts a call: a library's top level runs once (FUNCTION LOAD), so
--- its locals live on from call to call, and from one crawl (key prefix) to
--- another. Every one that a call sets or fills is set afresh here: the keys
--- and arguments, and every cache above (a cache kept across calls would
--- have to be keyed by crawl and proven fresh, e.g. FP read from another
--- crawl's fpmeta breaks dedup; a shard seen to exist may since have been
--- reset), each made anew only when the last call filled it. The
--- accumulators are made anew unless the last call ended in flush (CLEAN): a
--- call that failed half-way leaves nothing behind. What stays is constant:
--- init's, the field lists, ZEROS, the functions.
+-- begin starts a call of a life-cycle operation: the call's keys (K) and
+-- state (C) afresh (state.lua).
 local function begin()
   if not S_RUN then init() end
-  K_PENDING, K_LEASES, K_LEASE, K_WORKERS = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-  K_DELAYED, K_FAILED, K_FAILINFO, K_STATS, K_FPMETA = KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
-  K_CRAWL = KEYS[10]
-  PREFIX = ARGV[1]
-  NOW = tonum(ARGV[2])
-  FP_BASE = tonum(ARGV[3])
-  MAX_ATTEMPTS = tonum(ARGV[5])
-  K_LABELS, K_LSTATS, K_REVISITS = PREFIX .. 'labels', PREFIX .. 'lstats', PREFIX .. 'revisits'
-  K_GROUPS, K_DEADLINES, PREFIX_FP = PREFIX .. 'lg', PREFIX .. 'deadlines', PREFIX .. 'fp:'
-  if not CLEAN then
-    D = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
-      revisits = 0, unchanged = 0, rvids = 0}
-    LD, PD = {}, {}
-    DROP_TOKENS, DROP_BY_GROUP = {}, {}
-    PUSH, PUSHL, TAIL, TAIL_RUN, TAIL_DIRTY, PUSH_RUNS = {}, {}, nil, nil, nil, false
-    WSTAT = {}
-  end
-  CLEAN = false
-  if nxt(LID) ~= nil then LID = {} end
-  if nxt(LNAME) ~= nil then LNAME = {} end
-  if LEVEL_PREFIX ~= PREFIX then LEVEL_KEYS, LEVEL_PREFIX = {}, PREFIX end -- by prefix only: kept
-  if nxt(REC) ~= nil then REC = {} end
-  if nxt(DROPPED) ~= nil then DROPPED = {} end
-  if nxt(shard_ready) ~= nil then shard_ready = {} end
-  if nxt(SHARD_KEYS) ~= nil then SHARD_KEYS = {} end
-  FP = nil
+  local prefix = ARGV[1]
+  K = {}
+  for i = 1, #KEY_FIXED do K[KEY_FIXED[i]] = KEYS[i] end
+  C = {prefix = prefix, now = tonum(ARGV[2]), fp_base = tonum(ARGV[3]), max_attempts = tonum(ARGV[5]),
+    delta = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
+      revisits = 0, unchanged = 0, rvids = 0},
+    level_delta = {}, label_delta = {}, worker_delta = {},
+    push = {}, push_levels = {}, push_runs = false,
+    records = {}, dropped = {}, drop_tokens = {}, drop_by_group = {},
+    label_ids = {}, label_names = {}, level_keys = {}, shard_keys = {}, shard_ready = {}}
+  K.labels, K.lstats, K.revisits = crawl_key('labels'), crawl_key('lstats'), crawl_key('revisits')
+  K.lg, K.deadlines, K.paused, K.fp = crawl_key('lease_groups'), crawl_key('deadlines'), crawl_key('paused'), crawl_key('fp_bucket')
 end

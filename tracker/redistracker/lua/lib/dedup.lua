@@ -1,16 +1,13 @@
 -- ---- numeric IDs below 2^40: a bitmap in 1 KiB string shards ----
 
 local ZEROS
-local shard_ready = {}
-
-local SHARD_KEYS = {}
 
 local function id_shard(id)
   local s = math.floor(id / SHARD_BITS)
-  local k = SHARD_KEYS[s]
+  local k = C.shard_keys[s]
   if not k then
-    k = PREFIX .. 'id:' .. itoa(s)
-    SHARD_KEYS[s] = k
+    k = crawl_key('id_shard', itoa(s))
+    C.shard_keys[s] = k
   end
   return k, id - s * SHARD_BITS
 end
@@ -19,12 +16,12 @@ end
 -- its full size at once: SETBIT would grow it greedily (up to twice the size).
 local function id_mark(id)
   local k, off = id_shard(id)
-  if not shard_ready[k] then
+  if not C.shard_ready[k] then
     if rcall('EXISTS', k) == 0 then
       ZEROS = ZEROS or string.rep('\0', SHARD_BITS / 8)
       rcall('SET', k, ZEROS)
     end
-    shard_ready[k] = true
+    C.shard_ready[k] = true
   end
   return rcall('SETBIT', k, itoa(off), '1') == 0
 end
@@ -34,47 +31,43 @@ end
 -- below the split pointer; a bucket is split when the table's load passes
 -- `load` per bucket, so every bucket stays an intset (<= 512 entries).
 
-local FP
-
 local function fp_state()
-  if not FP then
-    local m = rcall('HMGET', K_FPMETA, 'base', 'load', 'level', 'split', 'n')
-    local base = tonum(m[1]) or FP_BASE
-    FP = {base = base, load = tonum(m[2]) or tonum(ARGV[4]), level = tonum(m[3]) or base,
+  if not C.fp then
+    local m = rcall('HMGET', K.fpmeta, 'base', 'load', 'level', 'split', 'n')
+    local base = tonum(m[1]) or C.fp_base
+    C.fp = {base = base, load = tonum(m[2]) or tonum(ARGV[4]), level = tonum(m[3]) or base,
           split = tonum(m[4]) or 0, n = tonum(m[5]) or 0, dirty = m[3] == false, new = m[3] == false}
-    FP.level0, FP.split0 = FP.level, FP.split
+    C.fp.level0, C.fp.split0 = C.fp.level, C.fp.split
   end
-  return FP
+  return C.fp
 end
 
 -- fp_flush writes what changed: the count, the split pointer and level
 -- when a bucket split, everything for a new table.
 local function fp_flush()
-  if not (FP and FP.dirty) then return end
-  if FP.new then
-    rcall('HSET', K_FPMETA, 'base', itoa(FP.base), 'load', itoa(FP.load), 'level', itoa(FP.level),
-      'split', itoa(FP.split), 'n', itoa(FP.n))
-  elseif FP.level ~= FP.level0 or FP.split ~= FP.split0 then
-    rcall('HSET', K_FPMETA, 'level', itoa(FP.level), 'split', itoa(FP.split), 'n', itoa(FP.n))
+  if not (C.fp and C.fp.dirty) then return end
+  if C.fp.new then
+    rcall('HSET', K.fpmeta, 'base', itoa(C.fp.base), 'load', itoa(C.fp.load), 'level', itoa(C.fp.level),
+      'split', itoa(C.fp.split), 'n', itoa(C.fp.n))
+  elseif C.fp.level ~= C.fp.level0 or C.fp.split ~= C.fp.split0 then
+    rcall('HSET', K.fpmeta, 'level', itoa(C.fp.level), 'split', itoa(C.fp.split), 'n', itoa(C.fp.n))
   else
-    rcall('HSET', K_FPMETA, 'n', itoa(FP.n))
+    rcall('HSET', K.fpmeta, 'n', itoa(C.fp.n))
   end
 end
-
-local PREFIX_FP -- PREFIX .. 'fp:' (begin)
 
 -- fp_key is the key of bucket b (< 2^40): one concatenation, three digits
 -- at a time (dec), where Lua's own b .. '' would print it with '%.14g'.
 local function fp_key(b)
-  if b < 1000 then return PREFIX_FP .. DEC[b] end
+  if b < 1000 then return K.fp .. DEC[b] end
   local a = b % 1000
   b = (b - a) / 1000
-  if b < 1000 then return PREFIX_FP .. DEC[b] .. DEC3[a] end
+  if b < 1000 then return K.fp .. DEC[b] .. DEC3[a] end
   local c = b % 1000
   b = (b - c) / 1000
-  if b < 1000 then return PREFIX_FP .. DEC[b] .. DEC3[c] .. DEC3[a] end
+  if b < 1000 then return K.fp .. DEC[b] .. DEC3[c] .. DEC3[a] end
   local d = b % 1000
-  return PREFIX_FP .. dec((b - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[a]
+  return K.fp .. dec((b - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[a]
 end
 
 -- low_bits returns the 64-bit two's complement integer written in decimal
@@ -168,7 +161,7 @@ end
 local function fp_huge(s)
   local h = redis.sha1hex(s)
   local w = s_sub(h, 17, 32) .. s_sub(h, 1, 16) -- v..u, 128 bits
-  local q = FP_BASE / 4
+  local q = C.fp_base / 4
   return tonum(s_sub(h, 7, 16), 16), hex_to_decimal(s_sub(w, 17 - q, 32 - q))
 end
 

@@ -25,7 +25,6 @@ local function itoa(n)
   return dec(n)
 end
 
-
 -- split_revisit splits what starts with a revisit header (TAG_REVISIT, n,
 -- n bytes) at position p (default 1) into the header and the rest; '' and
 -- the whole for anything else.
@@ -44,7 +43,7 @@ local function rv_mark(key, hdr, v)
   if hdr == '' or s_byte(hdr, 3) % 2 == 0 then return end
   local id = tonum(key)
   local s = math.floor(id / SHARD_BITS)
-  if rcall('SETBIT', PREFIX .. 'rvid:' .. itoa(s), itoa(id - s * SHARD_BITS), itoa(v)) ~= v then
-    D.rvids = D.rvids + (v == 1 and 1 or -1)
+  if rcall('SETBIT', crawl_key('rvid', itoa(s)), itoa(id - s * SHARD_BITS), itoa(v)) ~= v then
+    C.delta.rvids = C.delta.rvids + (v == 1 and 1 or -1)
   end
 end

@@ -2,19 +2,16 @@
 -- name, '#' -> the last id given) and per-label counters (derived key
 -- lstats: '<id>:<state>' -> count, for labeled items only) ----
 
-local K_LABELS, K_LSTATS -- PREFIX .. 'labels', 'lstats' (begin)
-local LID, LNAME = {}, {}
-
 -- label_id returns name's id, giving it the next one the first time.
 local function label_id(name)
-  local id = LID[name]
+  local id = C.label_ids[name]
   if id then return id end
-  id = rcall('HGET', K_LABELS, name)
+  id = rcall('HGET', K.labels, name)
   if not id then
-    id = itoa(rcall('HINCRBY', K_LABELS, '#', '1'))
-    rcall('HSET', K_LABELS, name, id, '#' .. id, name)
+    id = itoa(rcall('HINCRBY', K.labels, '#', '1'))
+    rcall('HSET', K.labels, name, id, '#' .. id, name)
   end
-  LID[name] = id
+  C.label_ids[name] = id
   return id
 end
 
@@ -22,10 +19,10 @@ end
 local function label_names(l)
   local out = {}
   for id in string.gmatch(l, '%d+') do
-    local name = LNAME[id]
+    local name = C.label_names[id]
     if not name then
-      name = rcall('HGET', K_LABELS, '#' .. id) or ('#' .. id)
-      LNAME[id] = name
+      name = rcall('HGET', K.labels, '#' .. id) or ('#' .. id)
+      C.label_names[id] = name
     end
     out[#out + 1] = name
   end
@@ -44,20 +41,17 @@ local function has_label(m, lid)
   return m ~= nil and m.l ~= '' and s_find('.' .. m.l .. '.', '.' .. lid .. '.', 1, true) ~= nil
 end
 
--- LD accumulates the per-label counter changes; flush writes them.
-local LD = {}
-
 -- lmove counts m's labels out of state `from` and into `to` (either may be nil).
 local function lmove(m, from, to)
   if not m or m.l == '' then return end
   for id in string.gmatch(m.l, '%d+') do
     if from then
       local f = id .. ':' .. from
-      LD[f] = (LD[f] or 0) - 1
+      C.label_delta[f] = (C.label_delta[f] or 0) - 1
     end
     if to then
       local f = id .. ':' .. to
-      LD[f] = (LD[f] or 0) + 1
+      C.label_delta[f] = (C.label_delta[f] or 0) + 1
     end
   end
 end

@@ -18,64 +18,60 @@
 -- and requeues its own leases only; these scripts handle both.
 local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
 local SPLIT = 1099511627776 -- Go: groupSplit (2^40, far above any group's size)
-local K_GROUPS, K_DEADLINES -- PREFIX .. 'lg', 'deadlines' (begin)
 
 -- group_of is the group prefix of a token.
 local function group_of(token) return s_sub(token, 1, TOKEN_PREFIX) end
 
--- Lease deletions are collected and written in one call per key at flush.
-local DROP_TOKENS, DROP_BY_GROUP = {}, {}
-
 -- drop_lease drops the lease of token, of worker's group g (group_of(token)
 -- when nil).
 local function drop_lease(token, worker, g)
-  DROPPED[token] = true
-  DROP_TOKENS[#DROP_TOKENS + 1] = token
+  C.dropped[token] = true
+  C.drop_tokens[#C.drop_tokens + 1] = token
   g = g or group_of(token)
-  local d = DROP_BY_GROUP[g]
+  local d = C.drop_by_group[g]
   if not d then
     d = {worker = worker}
-    DROP_BY_GROUP[g] = d
+    C.drop_by_group[g] = d
   end
   d[#d + 1] = token
-  D.leased = D.leased - 1
+  C.delta.leased = C.delta.leased - 1
 end
 
 -- group_done forgets group g of worker, all its leases gone.
 local function group_done(g, worker)
-  rcall('ZREM', K_DEADLINES, g)
-  rcall('SREM', PREFIX .. 'wl:' .. worker, g)
-  rcall('HDEL', K_GROUPS, g, g .. 'n')
+  rcall('ZREM', K.deadlines, g)
+  rcall('SREM', crawl_key('worker_leases', worker), g)
+  rcall('HDEL', K.lg, g, g .. 'n')
 end
 
 -- flush_drops deletes the dropped leases' records and counts them out of
 -- their groups: a few calls per group, none per lease unless the group is
 -- split (its own entries go) or its leases predate groups (per token).
 local function flush_drops()
-  if #DROP_TOKENS == 0 then return end
-  call_multi('HDEL', K_LEASE, DROP_TOKENS, 1000)
-  for g, toks in pairs(DROP_BY_GROUP) do
-    local live = rcall('HINCRBY', K_GROUPS, g, itoa(-#toks))
+  if #C.drop_tokens == 0 then return end
+  call_multi('HDEL', K.lease, C.drop_tokens, 1000)
+  for g, toks in pairs(C.drop_by_group) do
+    local live = rcall('HINCRBY', K.lg, g, itoa(-#toks))
     if live < 0 then -- no such group: leases of tokens of their own
-      rcall('HDEL', K_GROUPS, g)
-      call_multi('ZREM', K_LEASES, toks, 1000)
-      call_multi('SREM', PREFIX .. 'wl:' .. toks.worker, toks, 1000)
+      rcall('HDEL', K.lg, g)
+      call_multi('ZREM', K.deadlines, toks, 1000)
+      call_multi('SREM', crawl_key('worker_leases', toks.worker), toks, 1000)
     else
       if live >= SPLIT then -- split: the dropped may have entries of their own
         live = live - SPLIT
-        call_multi('ZREM', K_DEADLINES, toks, 1000)
+        call_multi('ZREM', K.deadlines, toks, 1000)
       end
       if live == 0 then group_done(g, toks.worker) end
     end
   end
-  DROP_TOKENS, DROP_BY_GROUP = {}, {}
+  C.drop_tokens, C.drop_by_group = {}, {}
 end
 
 -- to_failed puts a leased item in failed.
 local function to_failed(key, depth, attempts, reason, meta)
-  rcall('ZADD', K_FAILED, ARGV[2], key)
-  rcall('HSET', K_FAILINFO, key, with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason, meta))
-  D.failed = D.failed + 1
+  rcall('ZADD', K.failed, ARGV[2], key)
+  rcall('HSET', K.failinfo, key, with_meta(itoa(attempts) .. ':' .. itoa(depth) .. ':' .. reason, meta))
+  C.delta.failed = C.delta.failed + 1
   lmove(meta, 'leased', 'failed')
 end
 

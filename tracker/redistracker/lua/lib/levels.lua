@@ -1,15 +1,11 @@
 -- ---- priority levels ----
 
--- PD accumulates the changes of stats' p1..p9; flush writes them.
-local PD = {}
-local LEVEL_KEYS, LEVEL_PREFIX = {}, nil -- the level keys of the crawl with key prefix LEVEL_PREFIX
-
 local function level_key(p)
-  if p == 0 then return K_PENDING end
-  local k = LEVEL_KEYS[p]
+  if p == 0 then return K.pending end
+  local k = C.level_keys[p]
   if not k then
-    k = PREFIX .. 'pending:' .. itoa(p)
-    LEVEL_KEYS[p] = k
+    k = crawl_key('level', itoa(p))
+    C.level_keys[p] = k
   end
   return k
 end
@@ -19,7 +15,7 @@ local P_FIELDS = {'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9'}
 local function level_count(p, n)
   if p > 0 then
     local f = P_FIELDS[p]
-    PD[f] = (PD[f] or 0) + n
+    C.level_delta[f] = (C.level_delta[f] or 0) + n
   end
 end
 
@@ -39,20 +35,16 @@ end
 local function pend(e, p, front)
   rcall(front and 'LPUSH' or 'RPUSH', level_key(p), e)
   level_count(p, 1)
-  D.pending = D.pending + 1
+  C.delta.pending = C.delta.pending + 1
 end
-
--- REC caches lease records read by prefetch; DROPPED holds the tokens this
--- script has dropped (their deletion is written at flush).
-local REC, DROPPED = {}, {}
 
 -- read_records reads the lease records of toks into REC, one HMGET per
 -- 1000 (Lua's unpack has a stack limit).
 local function read_records(toks)
   for i = 1, #toks, 1000 do
     local j = math.min(i + 999, #toks)
-    local recs = rcall('HMGET', K_LEASE, unpack(toks, i, j))
-    for k = i, j do REC[toks[k]] = recs[k - i + 1] end
+    local recs = rcall('HMGET', K.lease, unpack(toks, i, j))
+    for k = i, j do C.records[toks[k]] = recs[k - i + 1] end
   end
 end
 
@@ -65,9 +57,9 @@ end
 
 -- held returns the lease of token if it still leases key, else nil.
 local function held(token, key)
-  if DROPPED[token] then return nil end
-  local rec = REC[token]
-  if rec == nil then rec = rcall('HGET', K_LEASE, token) end
+  if C.dropped[token] then return nil end
+  local rec = C.records[token]
+  if rec == nil then rec = rcall('HGET', K.lease, token) end
   if not rec then return nil end
   local k, d, a, w, m, h = parse_record(rec)
   if k ~= key then return nil end

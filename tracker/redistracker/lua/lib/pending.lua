@@ -1,15 +1,5 @@
 -- ---- pending ----
 
--- Items added (add_item) are appended to PUSH and written by flush in one
--- RPUSH. A marked ID is pushed as a run {lo, hi}, grown while the next ID
--- follows (the list's real tail too, read once), and written as an entry at
--- flush. Only add.lua and complete.lua add items, and nothing else touches
--- the list's tail in them.
-local PUSH = {}
-local PUSH_RUNS = false -- PUSH holds runs (push_id's tables)
-local PUSHL = {} -- entries of priority p > 0, per level
-local TAIL, TAIL_RUN, TAIL_DIRTY
-
 -- as_run parses an entry that is a run of marked IDs (TAG_RUN "lo:hi", or a
 -- plain canonical ID below 2^40) into {lo, hi}; anything else gives nil.
 local function as_run(e)
@@ -33,44 +23,44 @@ end
 -- push_id appends a marked ID (depth 0, attempts 0), extending the run of
 -- consecutive IDs at the tail instead of adding an entry when it can.
 local function push_id(id)
-  local n = #PUSH
+  local n = #C.push
   local last
   if n > 0 then
-    last = PUSH[n]
+    last = C.push[n]
     if type(last) ~= 'table' then last = nil end
   else
-    if TAIL == nil then
-      TAIL = rcall('LINDEX', K_PENDING, '-1') or false
-      if TAIL then TAIL_RUN = as_run(TAIL) end
+    if C.tail == nil then
+      C.tail = rcall('LINDEX', K.pending, '-1') or false
+      if C.tail then C.tail_run = as_run(C.tail) end
     end
-    last = TAIL_RUN
+    last = C.tail_run
   end
   if last and last[2] + 1 == id then
     last[2] = id
-    if n == 0 then TAIL_DIRTY = true end
+    if n == 0 then C.tail_dirty = true end
     return
   end
-  PUSH[n + 1] = {id, id}
-  PUSH_RUNS = true
+  C.push[n + 1] = {id, id}
+  C.push_runs = true
 end
 
 local function flush_push()
-  if TAIL_DIRTY then rcall('LSET', K_PENDING, '-1', run_entry(TAIL_RUN)) end
-  if PUSH[1] ~= nil then
-    if PUSH_RUNS then
-      for i = 1, #PUSH do
-        if type(PUSH[i]) == 'table' then PUSH[i] = run_entry(PUSH[i]) end
+  if C.tail_dirty then rcall('LSET', K.pending, '-1', run_entry(C.tail_run)) end
+  if C.push[1] ~= nil then
+    if C.push_runs then
+      for i = 1, #C.push do
+        if type(C.push[i]) == 'table' then C.push[i] = run_entry(C.push[i]) end
       end
-      PUSH_RUNS = false
+      C.push_runs = false
     end
-    call_multi('RPUSH', K_PENDING, PUSH, 1000)
-    PUSH = {}
+    call_multi('RPUSH', K.pending, C.push, 1000)
+    C.push = {}
   end
-  if nxt(PUSHL) ~= nil then
-    for p, es in pairs(PUSHL) do call_multi('RPUSH', level_key(p), es, 1000) end
-    PUSHL = {}
+  if nxt(C.push_levels) ~= nil then
+    for p, es in pairs(C.push_levels) do call_multi('RPUSH', level_key(p), es, 1000) end
+    C.push_levels = {}
   end
-  TAIL, TAIL_RUN, TAIL_DIRTY = nil, nil, nil
+  C.tail, C.tail_run, C.tail_dirty = nil, nil, nil
 end
 
 -- push_named stores a new item's TAG_NAMED entry as TAG_EXT (label names
@@ -90,15 +80,15 @@ local function push_named(e)
   end
   e = entry(key, d, a, m)
   if m.p > 0 then
-    local es = PUSHL[m.p]
+    local es = C.push_levels[m.p]
     if not es then
       es = {}
-      PUSHL[m.p] = es
+      C.push_levels[m.p] = es
     end
     es[#es + 1] = e
     level_count(m.p, 1)
   else
-    PUSH[#PUSH + 1] = e
+    C.push[#C.push + 1] = e
   end
   lmove(m, nil, 'pending')
   lmove(m, nil, 'added')
@@ -117,17 +107,17 @@ local function add_item(a, b, e)
     elseif s_byte(e, 1) == TAG_NAMED then
       push_named(e)
     else
-      PUSH[#PUSH + 1] = e
+      C.push[#C.push + 1] = e
     end
   else
     if not fp_add(tonum(a, 16), b) then return 0 end
-    if s_byte(e, 1) == TAG_NAMED then push_named(e) else PUSH[#PUSH + 1] = e end
+    if s_byte(e, 1) == TAG_NAMED then push_named(e) else C.push[#C.push + 1] = e end
   end
   return 1
 end
 
 -- added counts n new items (add_item's) in pending and added.
 local function added(n)
-  D.pending = D.pending + n
-  D.added = D.added + n
+  C.delta.pending = C.delta.pending + n
+  C.delta.added = C.delta.added + n
 end

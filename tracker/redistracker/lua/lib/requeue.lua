@@ -5,7 +5,7 @@ local function requeue_rec(token, rec)
   local key, depth, attempts, worker, meta, hdr = parse_record(rec)
   drop_lease(token, worker)
   worker_count(worker, 'expired', 1)
-  if attempts >= MAX_ATTEMPTS then
+  if attempts >= C.max_attempts then
     to_failed(key, depth, attempts, 'lease expired', meta)
     rv_mark(key, hdr, 0)
   else
@@ -17,7 +17,7 @@ end
 -- requeue_token requeues the lease of a token with an entry of its own in
 -- the zset z (or drops the entry of a lease gone).
 local function requeue_token(token, z)
-  local rec = rcall('HGET', K_LEASE, token)
+  local rec = rcall('HGET', K.lease, token)
   if not rec then
     rcall('ZREM', z, token)
     return 0
@@ -32,9 +32,9 @@ end
 -- at; short of that it stays, due, and the next call goes on. It returns
 -- how many it requeued.
 local function requeue_group(g, all, limit)
-  local gi = rcall('HMGET', K_GROUPS, g .. 'n', g)
+  local gi = rcall('HMGET', K.lg, g .. 'n', g)
   if not gi[1] then -- gone: its leases were all dropped
-    rcall('ZREM', K_DEADLINES, g)
+    rcall('ZREM', K.deadlines, g)
     return 0
   end
   local split = not all and tonum(gi[2] or '0') >= SPLIT
@@ -43,14 +43,14 @@ local function requeue_group(g, all, limit)
   read_records(toks)
   local n = 0
   for _, tok in ipairs(toks) do
-    local rec = REC[tok]
-    if rec and not DROPPED[tok] and not (split and rcall('ZSCORE', K_DEADLINES, tok)) then
+    local rec = C.records[tok]
+    if rec and not C.dropped[tok] and not (split and rcall('ZSCORE', K.deadlines, tok)) then
       if n >= limit then return n end
       requeue_rec(tok, rec)
       n = n + 1
     end
   end
-  rcall('ZREM', K_DEADLINES, g)
+  rcall('ZREM', K.deadlines, g)
   return n
 end
 
@@ -63,29 +63,25 @@ local function requeue_member(m, all, limit, z)
 end
 
 -- requeue_expired requeues up to limit expired leases: the groups and
--- tokens of deadlines, then, with legacy, those of leases (a caller that
--- knows leases does not exist skips its read).
-local function requeue_expired(limit, legacy)
+-- tokens of deadlines.
+local function requeue_expired(limit)
   local n = 0
-  for _, z in ipairs(legacy and {K_DEADLINES, K_LEASES} or {K_DEADLINES}) do
+  for _, m in ipairs(rcall('ZRANGEBYSCORE', K.deadlines, '-inf', '(' .. ARGV[2], 'LIMIT', '0', itoa(limit))) do
     if n >= limit then break end
-    for _, m in ipairs(rcall('ZRANGEBYSCORE', z, '-inf', '(' .. ARGV[2], 'LIMIT', '0', itoa(limit - n))) do
-      if n >= limit then break end
-      n = n + requeue_member(m, false, limit - n, z)
-    end
+    n = n + requeue_member(m, false, limit - n, K.deadlines)
   end
   return n
 end
 
 local function promote_delayed(limit)
   if limit <= 0 then return 0 end
-  local due = rcall('ZRANGEBYSCORE', K_DELAYED, '-inf', ARGV[2], 'LIMIT', '0', itoa(limit))
+  local due = rcall('ZRANGEBYSCORE', K.delayed, '-inf', ARGV[2], 'LIMIT', '0', itoa(limit))
   for _, e in ipairs(due) do
-    rcall('ZREM', K_DELAYED, e)
+    rcall('ZREM', K.delayed, e)
     local p, m = level_of(e)
     pend(e, p, false)
     lmove(m, 'delayed', 'pending')
   end
-  D.delayed = D.delayed - #due
+  C.delta.delayed = C.delta.delayed - #due
   return #due
 end

@@ -4,16 +4,15 @@
 -- revisits orders the seconds (member s, score its ms). '' in a list is an
 -- entry a recrawl --match already moved (hash rvgone: second -> how many).
 -- stats: revisits counts the entries. Their labels count as done.
-local K_REVISITS -- PREFIX .. 'revisits' (begin)
 
 -- revisit files a done item in the index, due at due_ms (rounded up to the
 -- second); e is its revisit entry (the header, then the entry, attempts 0).
 local function revisit(due_ms, e)
   local sec = math.ceil(due_ms / 1000)
   local s = itoa(sec)
-  rcall('RPUSH', PREFIX .. 'rv:' .. s, e)
-  rcall('ZADD', K_REVISITS, 'NX', itoa(sec * 1000), s)
-  D.revisits = D.revisits + 1
+  rcall('RPUSH', crawl_key('revisit_list', s), e)
+  rcall('ZADD', K.revisits, 'NX', itoa(sec * 1000), s)
+  C.delta.revisits = C.delta.revisits + 1
 end
 
 -- revisit_pend moves revisit entry e (not '') from the index to pending.
@@ -21,8 +20,8 @@ local function revisit_pend(e)
   local p, m = level_of(e)
   pend(e, p, false)
   lmove(m, 'done', 'pending')
-  D.revisits = D.revisits - 1
-  D.done = D.done - 1
+  C.delta.revisits = C.delta.revisits - 1
+  C.delta.done = C.delta.done - 1
 end
 
 -- pop_revisits moves to pending up to limit revisit entries of the seconds
@@ -32,12 +31,12 @@ end
 local function pop_revisits(lo, hi, limit)
   local popped, moved = 0, 0
   while popped < limit do
-    local b = rcall('ZRANGEBYSCORE', K_REVISITS, lo, hi, 'LIMIT', '0', '1')
+    local b = rcall('ZRANGEBYSCORE', K.revisits, lo, hi, 'LIMIT', '0', '1')
     if #b == 0 then break end
-    local es = rcall('LPOP', PREFIX .. 'rv:' .. b[1], itoa(limit - popped))
+    local es = rcall('LPOP', crawl_key('revisit_list', b[1]), itoa(limit - popped))
     if not es or #es < limit - popped then
-      rcall('ZREM', K_REVISITS, b[1])
-      rcall('HDEL', PREFIX .. 'rvgone', b[1])
+      rcall('ZREM', K.revisits, b[1])
+      rcall('HDEL', crawl_key('rvgone'), b[1])
     end
     if es then
       for _, e in ipairs(es) do

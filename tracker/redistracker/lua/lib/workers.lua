@@ -2,14 +2,12 @@
 
 -- A worker's record lives this many lease TTLs after it was last seen.
 local WORKER_MEMORY = 10 -- Go: workerMemory
--- Counters of this call per worker, written once each at flush.
-local WSTAT = {}
 
 local function worker_count(worker, field, n)
-  local w = WSTAT[worker]
+  local w = C.worker_delta[worker]
   if not w then
     w = {}
-    WSTAT[worker] = w
+    C.worker_delta[worker] = w
   end
   w[field] = (w[field] or 0) + n
 end
@@ -20,9 +18,9 @@ end
 -- no expiry (PTTL -1) is that, and goes again; most find their field there
 -- and cost one call.
 local function flush_workers()
-  if nxt(WSTAT) == nil then return end
-  for worker, fields in pairs(WSTAT) do
-    local k = PREFIX .. 'w:' .. worker
+  if nxt(C.worker_delta) == nil then return end
+  for worker, fields in pairs(C.worker_delta) do
+    local k = crawl_key('worker', worker)
     for f, n in pairs(fields) do
       if rcall('HINCRBY', k, f, itoa(n)) == n and rcall('PTTL', k) == -1 then
         rcall('DEL', k)
@@ -30,7 +28,7 @@ local function flush_workers()
       end
     end
   end
-  WSTAT = {}
+  C.worker_delta = {}
 end
 
 -- seen_worker records a checkout or heartbeat of worker with lease ttl (ms)
@@ -39,11 +37,11 @@ end
 -- life leave the zset, a few per call.
 -- Cost: O(log(workers)).
 local function seen_worker(worker, ttl, out)
-  local k = PREFIX .. 'w:' .. worker
+  local k = crawl_key('worker', worker)
   if rcall('HSET', k, 'seen', ARGV[2]) == 1 then rcall('HSET', k, 'first', ARGV[2]) end -- a new record
   if out > 0 then rcall('HINCRBY', k, 'out', itoa(out)) end
   rcall('PEXPIRE', k, itoa(ttl * WORKER_MEMORY))
-  rcall('ZADD', K_WORKERS, itoa(NOW + ttl), worker)
-  local old = rcall('ZRANGEBYSCORE', K_WORKERS, '-inf', itoa(NOW - ttl * (WORKER_MEMORY - 1)), 'LIMIT', '0', '8')
-  if #old > 0 then rcall('ZREM', K_WORKERS, unpack(old)) end
+  rcall('ZADD', K.workers, itoa(C.now + ttl), worker)
+  local old = rcall('ZRANGEBYSCORE', K.workers, '-inf', itoa(C.now - ttl * (WORKER_MEMORY - 1)), 'LIMIT', '0', '8')
+  if #old > 0 then rcall('ZREM', K.workers, unpack(old)) end
 end

@@ -10,9 +10,9 @@
 local id = check_crawl(ARGV[6], ARGV[7], true)
 if not id then return redis.error_reply(STATE_LOST) end
 for i = 8, #ARGV, 2 do
-  rcall('RPUSH', K_PENDING, ARGV[i])
-  rcall('RPUSH', PREFIX .. 'idranges', string.sub(ARGV[i], 2)) -- for Recrawl: a handful per crawl
-  rcall('HINCRBY', K_STATS, 'pending', ARGV[i + 1])
-  rcall('HINCRBY', K_STATS, 'added', ARGV[i + 1])
+  rcall('RPUSH', K.pending, ARGV[i])
+  rcall('RPUSH', crawl_key('idranges'), string.sub(ARGV[i], 2)) -- for Recrawl: a handful per crawl
+  rcall('HINCRBY', K.stats, 'pending', ARGV[i + 1])
+  rcall('HINCRBY', K.stats, 'added', ARGV[i + 1])
 end
 return id

@@ -33,7 +33,7 @@
 --   the level counts), and a few calls per batch and level, not per item.
 local ARGV = ARGV -- a register, not the library's upvalue, in the per-item loops
 local n = tonum(ARGV[6])
-local deadline = itoa(NOW + tonum(ARGV[7]))
+local deadline = itoa(C.now + tonum(ARGV[7]))
 local worker = ARGV[8]
 local make_record = record_head(worker)
 local rq = tonum(ARGV[9])
@@ -45,9 +45,9 @@ if not id then return redis.error_reply(STATE_LOST) end
 -- priority levels 1-9, leases of the scripts before lease groups. Only a
 -- crawl with some of them reads each (a redis.call costs ~3-8k instructions
 -- of redis-server, the EXISTS of 13 keys about one).
-local some = rcall('EXISTS', KEYS[12], K_DELAYED, K_REVISITS, K_LEASES, level_key(1), level_key(2),
+local some = rcall('EXISTS', K.paused, K.delayed, K.revisits, level_key(1), level_key(2),
   level_key(3), level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
-requeue_expired(rq, some)
+requeue_expired(rq)
 if some then
   promote_delayed(rq)
   promote_revisits(math.max(n, rq))
@@ -55,7 +55,7 @@ end
 
 local out = {0, id, 0}
 local xs = {} -- (i, meta) of the leases with meta
-if some and rcall('EXISTS', KEYS[12]) == 1 then
+if some and rcall('EXISTS', K.paused) == 1 then
   out[1] = 2
   n = 0
 end
@@ -64,8 +64,8 @@ end
 -- once the bytes done reach max bytes. O(1).
 local max_pages, max_bytes = tonum(ARGV[13]), tonum(ARGV[14])
 if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
-  local c = rcall('HMGET', K_STATS, 'done', 'leased', 'bytes')
-  local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - D.leased
+  local c = rcall('HMGET', K.stats, 'done', 'leased', 'bytes')
+  local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - C.delta.leased
   if max_bytes > 0 and tonum(c[3] or '0') >= max_bytes then
     out[1], n = 4, 0
   elseif max_pages > 0 and left <= 0 then
@@ -93,8 +93,8 @@ local function lease(key, depth, attempts, meta)
 end
 
 local function skipped(k)
-  D.pending = D.pending - k
-  D.added = D.added - k
+  C.delta.pending = C.delta.pending - k
+  C.delta.added = C.delta.added - k
 end
 
 -- carve leases IDs from a run or range entry, up to count = goal, and
@@ -174,13 +174,13 @@ local function take(list, goal)
   end
 end
 
-if n > 0 and not some and nxt(PD) == nil then
-  take(K_PENDING, n) -- no level list, none made by the requeue above
+if n > 0 and not some and nxt(C.level_delta) == nil then
+  take(K.pending, n) -- no level list, none made by the requeue above
 elseif n > 0 then
-  local c = rcall('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+  local c = rcall('HMGET', K.stats, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
   -- A crawl that never used a priority has none of the fields: one pass
   -- over nils, and the plain path.
-  local used = nxt(PD) ~= nil
+  local used = nxt(C.level_delta) ~= nil
   for p = 3, 11 do
     if used then break end
     used = c[p] ~= false
@@ -188,14 +188,14 @@ elseif n > 0 then
   local counts, above = {}, 0
   if used then
     for p = 1, 9 do
-      counts[p] = math.max(0, tonum(c[p + 2] or '0') + (PD[P_FIELDS[p]] or 0))
+      counts[p] = math.max(0, tonum(c[p + 2] or '0') + (C.level_delta[P_FIELDS[p]] or 0))
       above = above + counts[p]
     end
   end
   if above == 0 then
-    take(K_PENDING, n)
+    take(K.pending, n)
   else
-    counts[0] = math.max(0, tonum(c[1] or '0') + D.pending - above)
+    counts[0] = math.max(0, tonum(c[1] or '0') + C.delta.pending - above)
     -- The plan, as tracker.PlanLevels: per lease, the highest non-empty
     -- level, or the lowest once STARVE_EVERY - 1 leases passed it by.
     local skip0 = tonum(c[2] or '0')
@@ -223,7 +223,7 @@ elseif n > 0 then
         level_count(p, before - count)
       end
     end
-    if skip ~= skip0 then rcall('HSET', K_STATS, 'pskip', itoa(skip)) end
+    if skip ~= skip0 then rcall('HSET', K.stats, 'pskip', itoa(skip)) end
   end
 end
 if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
@@ -232,12 +232,12 @@ if count > 0 then
   -- One group (lib.lua's lease groups): its prefix is the first token's
   -- without the counter's '1'.
   local g = s_sub(ARGV[15], 1, -2)
-  call_multi('HSET', K_LEASE, recs, 1000)
-  rcall('ZADD', K_DEADLINES, deadline, g)
-  rcall('SADD', KEYS[11], g)
-  rcall('HSET', K_GROUPS, g, itoa(count), g .. 'n', itoa(count))
-  D.leased = D.leased + count
-  D.pending = D.pending - count
+  call_multi('HSET', K.lease, recs, 1000)
+  rcall('ZADD', K.deadlines, deadline, g)
+  rcall('SADD', crawl_key('worker_leases', worker), g)
+  rcall('HSET', K.lg, g, itoa(count), g .. 'n', itoa(count))
+  C.delta.leased = C.delta.leased + count
+  C.delta.pending = C.delta.pending - count
 end
 
 seen_worker(worker, tonum(ARGV[7]), count)

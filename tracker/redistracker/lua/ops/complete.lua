@@ -38,7 +38,7 @@ for k = 1, n do
   local token, rec, bytes = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local rv, m = '', 0
   if k == xk then rv, m = ARGV[x + 1], tonum(ARGV[x + 2]) end
-  local worker, ok = WORKER, REC[token] == rec and WORKER ~= '' and not DROPPED[token]
+  local worker, ok = WORKER, C.records[token] == rec and WORKER ~= '' and not C.dropped[token]
   local meta -- a record with meta is never Go's leaseRecord: held() reads it
   if not ok then
     local key = parse_record(rec)
@@ -52,11 +52,11 @@ for k = 1, n do
   if ok then
     if rv ~= '' then
       local ms, p = s_match(rv, '^.(%d+):()')
-      if s_byte(rv, 1) == 117 then D.unchanged = D.unchanged + 1 end -- 'u'
-      local key, d, _, _, mm, lh = parse_record(REC[token])
+      if s_byte(rv, 1) == 117 then C.delta.unchanged = C.delta.unchanged + 1 end -- 'u'
+      local key, d, _, _, mm, lh = parse_record(C.records[token])
       if ms ~= '0' then -- filed with its depth and meta, from its record
         local hdr = s_sub(rv, p)
-        revisit(NOW + tonum(ms), hdr .. entry(key, d, 0, mm))
+        revisit(C.now + tonum(ms), hdr .. entry(key, d, 0, mm))
         rv_mark(key, hdr, 1)
       else
         rv_mark(key, lh, 0) -- a revisit not filed again
@@ -77,8 +77,8 @@ for k = 1, n do
   end
 end
 if mine > 0 then worker_count(WORKER, 'done', mine) end
-D.done = D.done + done
-D.bytes = D.bytes + bytes_done
+C.delta.done = C.delta.done + done
+C.delta.bytes = C.delta.bytes + bytes_done
 added(new)
 flush()
 return lost

@@ -8,7 +8,7 @@
 --   as one entry; otherwise the extended ones get entries of their own and
 --   the group is marked split.
 -- Cost: O(leases + their groups + their workers × log(workers)).
-local deadline = itoa(NOW + tonumber(ARGV[6]))
+local deadline = itoa(C.now + tonumber(ARGV[6]))
 local res, workers, groups = {}, {}, {}
 prefetch(7, 2)
 for i = 7, #ARGV, 2 do
@@ -28,17 +28,17 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local live = tonumber(rcall('HGET', K_GROUPS, g) or '-1') -- -1: no group, tokens of the scripts before groups
+  local live = tonumber(rcall('HGET', K.lg, g) or '-1') -- -1: no group, tokens of the scripts before groups
   if live >= 0 and live < SPLIT and live == #toks then
-    rcall('ZADD', K_DEADLINES, 'XX', deadline, g)
+    rcall('ZADD', K.deadlines, 'XX', deadline, g)
   else
     local zargs = {}
     for _, t in ipairs(toks) do
       zargs[#zargs + 1] = deadline
       zargs[#zargs + 1] = t
     end
-    call_multi('ZADD', live >= 0 and K_DEADLINES or K_LEASES, zargs, 1000)
-    if live >= 0 and live < SPLIT then rcall('HINCRBY', K_GROUPS, g, itoa(SPLIT)) end
+    call_multi('ZADD', K.deadlines, zargs, 1000)
+    if live >= 0 and live < SPLIT then rcall('HINCRBY', K.lg, g, itoa(SPLIT)) end
   end
 end
 for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6]), 0) end

@@ -13,12 +13,12 @@ for i = 6, #ARGV, 5 do
   if l then
     drop_lease(token, l.worker)
     worker_count(l.worker, 'failed', 1)
-    if ARGV[i + 2] == '1' or l.attempts >= MAX_ATTEMPTS then
+    if ARGV[i + 2] == '1' or l.attempts >= C.max_attempts then
       to_failed(key, l.depth, l.attempts, ARGV[i + 4], l.meta)
       rv_mark(key, l.hdr, 0)
     else
-      rcall('ZADD', K_DELAYED, itoa(NOW + tonumber(ARGV[i + 3])), l.hdr .. entry(key, l.depth, l.attempts, l.meta))
-      D.delayed = D.delayed + 1
+      rcall('ZADD', K.delayed, itoa(C.now + tonumber(ARGV[i + 3])), l.hdr .. entry(key, l.depth, l.attempts, l.meta))
+      C.delta.delayed = C.delta.delayed + 1
       lmove(l.meta, 'leased', 'delayed')
     end
   else
