@@ -352,4 +352,3 @@ func keySlot(tag string) uint16 {
 	}
 	return crc % slots
 }
-

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestWireConstantsAgree reads lib.lua's named bytes ("local TAG_RUN = 1 --
+// TestWireConstantsAgree reads lua/lib's named bytes and reply codes ("local TAG_RUN = 1 --
 // Go: tagRun") and checks each against its Go twin, so the two sides of the
 // wire format cannot drift apart.
 func TestWireConstantsAgree(t *testing.T) {
@@ -17,7 +17,10 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagRevisit":     strconv.Itoa(tagRevisit),
 		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
 		"codeStateLost": codeStateLost,
-		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
+		"checkoutDone":  strconv.Itoa(checkoutDone), "checkoutMore": strconv.Itoa(checkoutMore),
+		"checkoutPaused": strconv.Itoa(checkoutPaused), "checkoutMaxPages": strconv.Itoa(checkoutMaxPages),
+		"checkoutMaxBytes": strconv.Itoa(checkoutMaxBytes),
+		"workerMemory":     strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
 	}
 	lib, err := libSource()
 	if err != nil {

@@ -74,7 +74,7 @@ func TestRedisLayoutOlderMigrated(t *testing.T) {
 	if got := b.layout(); got != strconv.Itoa(layoutVersion) {
 		t.Fatalf("layout after a start on layout 1 = %q, want %d", got, layoutVersion)
 	}
-	if b.c.Exists(b.ctx, p+"leases").Val() != 0 || b.getZSet(p+"deadlines")["tok"] != 5 {
+	if b.c.Exists(b.ctx, p+"leases").Val() != 0 || b.getZSet(p + "deadlines")["tok"] != 5 {
 		t.Fatalf("after the migration: %s", b.dump())
 	}
 }

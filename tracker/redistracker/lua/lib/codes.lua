@@ -88,6 +88,12 @@ local TAG_REVISIT = 7    -- Go: tagRevisit
 local TAG_MAX = 7        -- Go: tagMax (a bare key's first byte is above it)
 local FLAG_VALIDATORS = 1 -- Go: flagValidators
 local STARVE_EVERY = 8   -- Go: starveEvery (tracker.StarveEvery)
+-- Checkout's reply code, its first value (Go: ops_args.go).
+local CHECKOUT_DONE = 0      -- Go: checkoutDone
+local CHECKOUT_MORE = 1      -- Go: checkoutMore
+local CHECKOUT_PAUSED = 2    -- Go: checkoutPaused
+local CHECKOUT_MAX_PAGES = 3 -- Go: checkoutMaxPages
+local CHECKOUT_MAX_BYTES = 4 -- Go: checkoutMaxBytes
 -- The tags as strings: begin sets them at the first call (a library's top
 -- level runs without the string library in Redis 7.0).
 local S_RUN, S_ITEM, S_HUGE_RANGE

@@ -53,23 +53,23 @@ if some then
   promote_revisits(math.max(n, rq))
 end
 
-local out = {0, id, 0}
+local out = {CHECKOUT_DONE, id, 0}
 local xs = {} -- (i, meta) of the leases with meta
 if some and rcall('EXISTS', K.paused) == 1 then
-  out[1] = 2
+  out[1] = CHECKOUT_PAUSED
   n = 0
 end
 -- The limits, as tracker.Limits.Room: at most max pages − done − leased
 -- leases (expired ones just requeued are no longer leased: D.leased), none
 -- once the bytes done reach max bytes. O(1).
 local max_pages, max_bytes = tonum(ARGV[13]), tonum(ARGV[14])
-if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
+if out[1] == CHECKOUT_DONE and (max_pages > 0 or max_bytes > 0) then
   local c = rcall('HMGET', K.stats, 'done', 'leased', 'bytes')
   local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - C.delta.leased
   if max_bytes > 0 and tonum(c[3] or '0') >= max_bytes then
-    out[1], n = 4, 0
+    out[1], n = CHECKOUT_MAX_BYTES, 0
   elseif max_pages > 0 and left <= 0 then
-    out[1], n = 3, 0
+    out[1], n = CHECKOUT_MAX_PAGES, 0
   elseif max_pages > 0 then
     n = math.min(n, left)
   end
@@ -226,7 +226,7 @@ elseif n > 0 then
     if skip ~= skip0 then rcall('HSET', K.stats, 'pskip', itoa(skip)) end
   end
 end
-if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
+if count < n and budget <= 0 and out[1] == CHECKOUT_DONE then out[1] = CHECKOUT_MORE end
 
 if count > 0 then
   -- One group (lib.lua's lease groups): its prefix is the first token's
