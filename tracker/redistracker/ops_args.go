@@ -5,6 +5,11 @@ import "time"
 // The typed arguments of the operations (ops.go), each field one ARGV
 // value from 6 on, in the order of the Lua function's header.
 
+// noArgs: an operation with no arguments of its own.
+type noArgs struct{}
+
+func (noArgs) argv() []any { return nil }
+
 // addArgs: lua/ops/add.lua.
 type addArgs struct {
 	seen, fresh string // the crawl id seen ('' for none), a fresh one for a new record
