@@ -178,19 +178,28 @@ var luaSuffixes = []struct{ lua, sfx string }{
 	{"idranges", sfxIDRanges}, {"level", sfxLevel},
 }
 
-// luaKeyNames is the Lua code that gives the library the key names:
-// KEY_FIXED, the fixed keys' Lua names in KEYS order, and KEY, every
-// suffix by its Lua name.
+// callKeys are the derived keys begin names for every call (K.<name>).
+var callKeys = []string{"labels", "lstats", "revisits", "lease_groups", "deadlines", "paused", "fp_bucket"}
+
+// luaKeyNames is the Lua code that gives the library the key names: KEY,
+// every suffix by its Lua name, and call_keys(keys, prefix), the table K
+// of a call (lua/lib/state.lua): the fixed keys from KEYS, in this order,
+// and callKeys from the prefix, in one table constructor.
 func luaKeyNames() string {
 	var b strings.Builder
-	b.WriteString("-- The crawl's key names, from keys.go (luaKeyNames).\nlocal KEY_FIXED = {")
+	b.WriteString("-- The crawl's key names, from keys.go (luaKeyNames).\n")
+	b.WriteString("local function call_keys(keys, prefix)\n  return {")
 	for i, k := range fixedSuffixes {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%q", k.lua)
+		fmt.Fprintf(&b, "%s = keys[%d], ", k.lua, i+1)
 	}
-	b.WriteString("}\nlocal KEY = {")
+	for _, name := range callKeys {
+		for _, k := range luaSuffixes {
+			if k.lua == name {
+				fmt.Fprintf(&b, "%s = prefix .. %q, ", name, k.sfx)
+			}
+		}
+	}
+	b.WriteString("}\nend\nlocal KEY = {")
 	for i, k := range append(fixedSuffixes[:len(fixedSuffixes):len(fixedSuffixes)], luaSuffixes...) {
 		if i > 0 {
 			b.WriteString(", ")

@@ -26,7 +26,7 @@ func TestLuaIntegers(t *testing.T) {
 		t.Helper()
 		// lib.lua as one script: its locals, init (what the first call of
 		// the library runs), then body.
-		res, err := c.Eval(t.Context(), luaKeyNames()+lib+"\ninit()\nK = {fp = 'p:fp:'}\n"+body, nil, args...).StringSlice()
+		res, err := c.Eval(t.Context(), luaKeyNames()+lib+"\ninit()\nK = {fp_bucket = 'p:fp:'}\n"+body, nil, args...).StringSlice()
 		if err != nil {
 			t.Fatalf("eval: %v", err)
 		}

@@ -70,8 +70,7 @@ end
 local function begin()
   if not S_RUN then init() end
   local prefix = ARGV[1]
-  K = {}
-  for i = 1, #KEY_FIXED do K[KEY_FIXED[i]] = KEYS[i] end
+  K = call_keys(KEYS, prefix)
   C = {prefix = prefix, now = tonum(ARGV[2]), fp_base = tonum(ARGV[3]), max_attempts = tonum(ARGV[5]),
     delta = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
       revisits = 0, unchanged = 0, rvids = 0},
@@ -79,6 +78,4 @@ local function begin()
     push = {}, push_levels = {}, push_runs = false,
     records = {}, dropped = {}, drop_tokens = {}, drop_by_group = {},
     label_ids = {}, label_names = {}, level_keys = {}, shard_keys = {}, shard_ready = {}}
-  K.labels, K.lstats, K.revisits = crawl_key('labels'), crawl_key('lstats'), crawl_key('revisits')
-  K.lg, K.deadlines, K.paused, K.fp = crawl_key('lease_groups'), crawl_key('deadlines'), crawl_key('paused'), crawl_key('fp_bucket')
 end

@@ -59,15 +59,15 @@ end
 -- fp_key is the key of bucket b (< 2^40): one concatenation, three digits
 -- at a time (dec), where Lua's own b .. '' would print it with '%.14g'.
 local function fp_key(b)
-  if b < 1000 then return K.fp .. DEC[b] end
+  if b < 1000 then return K.fp_bucket .. DEC[b] end
   local a = b % 1000
   b = (b - a) / 1000
-  if b < 1000 then return K.fp .. DEC[b] .. DEC3[a] end
+  if b < 1000 then return K.fp_bucket .. DEC[b] .. DEC3[a] end
   local c = b % 1000
   b = (b - c) / 1000
-  if b < 1000 then return K.fp .. DEC[b] .. DEC3[c] .. DEC3[a] end
+  if b < 1000 then return K.fp_bucket .. DEC[b] .. DEC3[c] .. DEC3[a] end
   local d = b % 1000
-  return K.fp .. dec((b - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[a]
+  return K.fp_bucket .. dec((b - d) / 1000) .. DEC3[d] .. DEC3[c] .. DEC3[a]
 end
 
 -- low_bits returns the 64-bit two's complement integer written in decimal

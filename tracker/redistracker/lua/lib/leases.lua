@@ -41,7 +41,7 @@ end
 local function group_done(g, worker)
   rcall('ZREM', K.deadlines, g)
   rcall('SREM', crawl_key('worker_leases', worker), g)
-  rcall('HDEL', K.lg, g, g .. 'n')
+  rcall('HDEL', K.lease_groups, g, g .. 'n')
 end
 
 -- flush_drops deletes the dropped leases' records and counts them out of
@@ -51,9 +51,9 @@ local function flush_drops()
   if #C.drop_tokens == 0 then return end
   call_multi('HDEL', K.lease, C.drop_tokens, 1000)
   for g, toks in pairs(C.drop_by_group) do
-    local live = rcall('HINCRBY', K.lg, g, itoa(-#toks))
+    local live = rcall('HINCRBY', K.lease_groups, g, itoa(-#toks))
     if live < 0 then -- no such group: leases of tokens of their own
-      rcall('HDEL', K.lg, g)
+      rcall('HDEL', K.lease_groups, g)
       call_multi('ZREM', K.deadlines, toks, 1000)
       call_multi('SREM', crawl_key('worker_leases', toks.worker), toks, 1000)
     else

@@ -32,7 +32,7 @@ end
 -- at; short of that it stays, due, and the next call goes on. It returns
 -- how many it requeued.
 local function requeue_group(g, all, limit)
-  local gi = rcall('HMGET', K.lg, g .. 'n', g)
+  local gi = rcall('HMGET', K.lease_groups, g .. 'n', g)
   if not gi[1] then -- gone: its leases were all dropped
     rcall('ZREM', K.deadlines, g)
     return 0

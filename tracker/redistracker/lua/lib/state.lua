@@ -30,12 +30,12 @@ local SHARD_BITS = 8144
 local STAT_FIELDS = {'pending', 'leased', 'delayed', 'done', 'failed', 'added', 'bytes',
   'revisits', 'unchanged', 'rvids'}
 
--- K: the key names of the call's crawl (begin). The fixed keys (KEY_FIXED,
--- from keys.go) are KEYS[1..n], named as keys.go names them: K.pending,
--- K.lease, K.workers, K.delayed, K.failed, K.failinfo, K.stats, K.fpmeta,
--- K.crawl; and those every call may use, built from the prefix: K.labels,
--- K.lstats, K.revisits, K.lg, K.deadlines, K.paused, K.fp (the prefix of
--- the fingerprint buckets).
+-- K: the key names of the call's crawl (begin: call_keys, which keys.go
+-- generates). The fixed keys are KEYS[1..n], named as keys.go names them:
+-- K.pending, K.lease, K.workers, K.delayed, K.failed, K.failinfo, K.stats,
+-- K.fpmeta, K.crawl; those every call may use are built from the prefix:
+-- K.labels, K.lstats, K.revisits, K.lease_groups, K.deadlines, K.paused,
+-- K.fp_bucket (the prefix of the fingerprint buckets).
 local K
 
 -- C: the state of one call (begin):

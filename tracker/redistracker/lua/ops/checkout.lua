@@ -235,7 +235,7 @@ if count > 0 then
   call_multi('HSET', K.lease, recs, 1000)
   rcall('ZADD', K.deadlines, deadline, g)
   rcall('SADD', crawl_key('worker_leases', worker), g)
-  rcall('HSET', K.lg, g, itoa(count), g .. 'n', itoa(count))
+  rcall('HSET', K.lease_groups, g, itoa(count), g .. 'n', itoa(count))
   C.delta.leased = C.delta.leased + count
   C.delta.pending = C.delta.pending - count
 end

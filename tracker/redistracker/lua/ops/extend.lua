@@ -28,7 +28,7 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local live = tonumber(rcall('HGET', K.lg, g) or '-1') -- -1: no group, tokens of the scripts before groups
+  local live = tonumber(rcall('HGET', K.lease_groups, g) or '-1') -- -1: no group, tokens of the scripts before groups
   if live >= 0 and live < SPLIT and live == #toks then
     rcall('ZADD', K.deadlines, 'XX', deadline, g)
   else
@@ -38,7 +38,7 @@ for g, toks in pairs(groups) do
       zargs[#zargs + 1] = t
     end
     call_multi('ZADD', K.deadlines, zargs, 1000)
-    if live >= 0 and live < SPLIT then rcall('HINCRBY', K.lg, g, itoa(SPLIT)) end
+    if live >= 0 and live < SPLIT then rcall('HINCRBY', K.lease_groups, g, itoa(SPLIT)) end
   end
 end
 for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6]), 0) end
