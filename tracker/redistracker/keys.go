@@ -14,9 +14,7 @@ import (
 //
 // Fixed keys (passed to every script through KEYS, in this order):
 //
-//	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib.lua)
-//	leases    zset   token → deadline (ms): the leases of the scripts before
-//	                 lease groups, drained, never added to (deadlines below)
+//	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib)
 //	lease     hash   lease token → "attempts:depth:#worker:<worker><key>"
 //	workers   zset   worker → last seen + ttl (ms)
 //	delayed   zset   pending entry → due (ms)
@@ -33,28 +31,27 @@ import (
 //	                 then fail with tracker.ErrStateLost instead of reporting
 //	                 an empty queue as a finished crawl. Reset deletes it.
 //
-// Keys some scripts take after the fixed ones (KEYS[12] of checkout, KEYS[11]
-// of stats); Pause and Resume write it directly:
+// Derived like the keys below; Pause and Resume write it directly:
 //
 //	paused  string  "<ms>:<by>" while an operator has paused the crawl:
 //	                checkout hands out nothing (one GET)
 //
-// Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
+// Derived keys (the scripts build them from the prefix, ARGV[1], with
+// crawl_key and the suffixes below; they are in
 // the same slot because they share the prefix and its hash tag):
 //
 //	wl:<worker>  set     the lease groups a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
-//	deadlines    zset    lease group (a token's prefix, lua/lib.lua's lease
+//	deadlines    zset    lease group (a token's prefix, lua/lib's lease
 //	                     groups) or token (a lease extended apart from its
-//	                     group) → deadline (ms); apart from leases, so a
-//	                     worker of the scripts before groups never reaps one
+//	                     group) → deadline (ms)
 //	lg           hash    per lease group g: g → its live leases (plus
 //	                     groupSplit once Extend split it), g+"n" → its size
-//	                     (lua/lib.lua)
+//	                     (lua/lib)
 //	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
 //	                     seen (ms), out, done, failed, expired; it expires
 //	                     workerMemory lease TTLs after the last checkout or
-//	                     heartbeat (lib.lua: seen_worker), and the workers zset
+//	                     heartbeat (lua/lib: seen_worker), and the workers zset
 //	                     forgets the worker then too
 //	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
@@ -67,15 +64,15 @@ import (
 //	                     only when it changes or every delayRefresh, read by
 //	                     Hosts; it expires delayTTL after it was written
 //	revisits     zset    the revisit index's due seconds: member s, score s·1000
-//	                     (lua/lib.lua: revisit, promote_revisits)
+//	                     (lua/lib: revisit, promote_revisits)
 //	rv:<s>       list    the revisit entries due at second s (a revisit
-//	                     header, then the entry: lua/lib.lua, redis_revisit.go);
+//	                     header, then the entry: lua/lib, redis_revisit.go);
 //	                     with a 15-byte ETag and a Last-Modified an entry costs
 //	                     28 B beyond a done item and its key
 //	                     (bench-tracker revisit_overhead_bytes)
 //	rvgone       hash    second → entries of rv:<s> a recrawl --match moved ('' left)
 //	rvid:<shard> string  bitmap of the numeric IDs (below 2^40; shards as id:)
-//	                     with a revisit waiting or in flight (lua/lib.lua:
+//	                     with a revisit waiting or in flight (lua/lib:
 //	                     rv_mark), which a recrawl of the ranges leaves to the
 //	                     revisit index; created by the first such ID
 //	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
@@ -87,7 +84,7 @@ import (
 //	                     delayed done failed added), labeled items only
 //
 // A crawl that uses no priority, label nor revisit creates none of these
-// three and writes its entries and records as before (lib.lua: meta).
+// three and writes its entries and records as before (lua/lib: meta).
 //
 // # Dedup and memory
 //
@@ -114,11 +111,11 @@ import (
 // first base+64 = 76 bits of the hash: among n = 10^9 keys the odds that any
 // pair does are about n²/2^77 ≈ 6.6·10^-6; at 10^7 keys, 6.6·10^-10.
 const (
-	idShardBits  = 8144                 // must equal SHARD_BITS in lua/lib.lua
+	idShardBits  = 8144                 // must equal SHARD_BITS in lua/lib
 	hugeID       = 1 << 40              // IDs from here on are deduplicated by fingerprint
 	fpBaseLevel  = 12                   // 2^12 buckets before the first split; a multiple of 4
 	fpBucketLoad = 160                  // members per bucket before a split (< 512 / 2 with margin)
-	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib.lua
+	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib
 )
 
 // The suffixes of the crawl's key names after its prefix, each spelled

@@ -234,7 +234,7 @@ func TestRedisNeverWipes(t *testing.T) {
 }
 
 // TestRedisFunctionsKeepNoCallState: a library's top level runs once, so
-// lib.lua's locals outlive a call; begin sets every per-call one afresh.
+// lua/lib's locals outlive a call; begin sets every per-call one afresh.
 // Two crawls on one server, called in turn, must not see each other's
 // caches: fingerprints (FP and its buckets), ID shards, label IDs and
 // names, priority levels, the pending tail's run.

@@ -32,7 +32,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		luaName, luaVal, goName := m[1], m[2], m[3]
 		want, ok := goSide[goName]
 		if !ok {
-			t.Errorf("lib.lua: %s names Go constant %s, which this test does not know", luaName, goName)
+			t.Errorf("lua/lib: %s names Go constant %s, which this test does not know", luaName, goName)
 			continue
 		}
 		seen[goName] = true
@@ -40,17 +40,17 @@ func TestWireConstantsAgree(t *testing.T) {
 			luaVal = luaVal[1 : len(luaVal)-1]
 		}
 		if luaVal != want {
-			t.Errorf("lib.lua: %s = %s, but Go's %s = %s", luaName, luaVal, goName, want)
+			t.Errorf("lua/lib: %s = %s, but Go's %s = %s", luaName, luaVal, goName, want)
 		}
 	}
 	for goName := range goSide {
 		if !seen[goName] {
-			t.Errorf("Go constant %s has no twin in lib.lua (local NAME = value -- Go: %s)", goName, goName)
+			t.Errorf("Go constant %s has no twin in lua/lib (local NAME = value -- Go: %s)", goName, goName)
 		}
 	}
 }
 
-// TestPendingEntryTags: the entries Go writes start with the tag lib.lua
+// TestPendingEntryTags: the entries Go writes start with the tag lua/lib
 // reads for them.
 func TestPendingEntryTags(t *testing.T) {
 	for _, c := range []struct {

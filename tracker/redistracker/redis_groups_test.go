@@ -12,7 +12,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// Lease groups (lua/lib.lua): the leases of one checkout are one entry of
+// Lease groups (lua/lib): the leases of one checkout are one entry of
 // the deadlines zset and of the worker's set. These tests pin what the
 // conformance suite cannot see: the layout a split group leaves, partial
 // requeues of a group, leases written before groups existed, and the

@@ -20,7 +20,7 @@ var (
 const releaseTimeout = 5 * time.Second
 
 // AcquireHost takes one of host's limit permits for every worker of the
-// crawl (DESIGN.md: politeness is per fleet, not per process), held until
+// crawl (docs/architecture.md, "Politeness": per fleet, not per process), held until
 // release or for at most ttl: a killed worker's permits come back after ttl.
 // When all limit permits are held, ok is false and wait is how long until
 // the soonest of them expires (a release may come sooner). The fetcher

@@ -7,7 +7,7 @@ import (
 )
 
 // ReserveHost books the next request to host for every worker of the crawl:
-// requests to one host are spaced by interval across the fleet (DESIGN.md:
+// requests to one host are spaced by interval across the fleet (docs/architecture.md,
 // politeness is per fleet, not per process). It returns how long to wait
 // before sending. A wait longer than maxWait books nothing and reports
 // booked == false with the wait, so the caller can retry the item later

@@ -217,7 +217,7 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// leaseRec is what a lease record holds (lib.lua's record).
+// leaseRec is what a lease record holds (lua/lib's record).
 type leaseRec struct {
 	key, worker string
 	depth       int
@@ -227,7 +227,7 @@ type leaseRec struct {
 }
 
 // parseRecord reads a lease record, "attempts:depth:n:<worker>[revisit
-// header]<key>", prefixed "+meta;" for an item with meta (lib.lua: record).
+// header]<key>", prefixed "+meta;" for an item with meta (lua/lib: record).
 func parseRecord(rec string) (leaseRec, bool) {
 	var l leaseRec
 	if strings.HasPrefix(rec, "+") {

@@ -10,7 +10,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// lib.lua's integer writers (itoa, fp_key) against strconv, on the classes
+// lua/lib's integer writers (itoa, fp_key) against strconv, on the classes
 // of integers the scripts write: each digit-group boundary, the
 // millisecond clock, bucket numbers up to 2^40, the largest exact double,
 // negatives (counter deltas), and what is no exact integer (fractions,
@@ -24,7 +24,7 @@ func TestLuaIntegers(t *testing.T) {
 	}
 	eval := func(body string, args []any) []string {
 		t.Helper()
-		// lib.lua as one script: its locals, init (what the first call of
+		// lua/lib as one script: its locals, init (what the first call of
 		// the library runs), then body.
 		res, err := c.Eval(t.Context(), luaKeyNames()+lib+"\ninit()\nK = {fp_bucket = 'p:fp:'}\n"+body, nil, args...).StringSlice()
 		if err != nil {

@@ -356,11 +356,11 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 
 // tokenPrefixLen is the length of a lease token's prefix, the call's
 // random part and '.': the leases of one checkout call form a group named
-// by it (lua/lib.lua's lease groups, TOKEN_PREFIX).
+// by it (lua/lib's lease groups, TOKEN_PREFIX).
 const tokenPrefixLen = 17
 
 // groupSplit is added to a lease group's live count (the lg hash) once
-// Extend gave some of its leases entries of their own (lua/lib.lua, SPLIT).
+// Extend gave some of its leases entries of their own (lua/lib, SPLIT).
 const groupSplit = 1 << 40
 
 // groupOf is the group of a lease token: its prefix.

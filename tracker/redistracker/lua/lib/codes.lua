@@ -1,51 +1,30 @@
--- lib.lua: helpers shared by every tracker operation. The Go side (redis.go:
--- buildLibrary) makes one Redis Functions library of it: this file, then each
--- operation's file as a function, each registered as ds_<hash>_<op>; each
--- operation is one FCALL (FCALL_RO for those that write nothing).
+-- codes.lua: the wire format shared by every operation, and the reply
+-- codes; the first file of the library (library.go concatenates lua/lib/
+-- in libFiles' order, then registers each lua/ops/<fn>.lua as a function
+-- ds_<hash>_<fn>; each operation is one FCALL, FCALL_RO if it writes
+-- nothing). The library's top level runs once, at FUNCTION LOAD: what a
+-- call needs afresh is made by begin (call.lua, state.lua). The code reads
+-- the C functions it calls through upvalues (init), writes integers with
+-- itoa (no printf floating point) and hands redis.call strings only: each
+-- is the cheaper way, and bench-tracker's redis_cpu_us_per_item measures
+-- the whole.
 --
--- What redis-server spends (callgrind, perf; bench-tracker's
--- redis_cpu_us_per_item and -only lifesplit measure it): this file's top
--- level (constants, ~100 closures) runs once, at FUNCTION LOAD. As a script
--- prepended to each operation (EVALSHA) it ran at every call: ~12.5 µs of
--- redis-server per call, 0.6 µs per item of a 64-item batch's add, checkout
--- and complete. Its locals therefore live across calls: begin (at the end)
--- sets every per-call one afresh. KEYS and ARGV are the library's locals
--- (upvalues), set by each function's callback. A global read (string,
--- tonumber, redis) costs ~200, Redis 7 reads globals through a protected
--- table, so the code reads the C functions it calls through upvalues
--- (rcall, s_byte, ... set by init); number-to-string through printf's
--- floating point costs ~2k (itoa writes integers from digit tables, and no
--- number is handed to redis.call, which would print it with '%.17g'), a
--- decimal's tonumber ~1k (strtod), a hex one's far less (strtoul); each
--- argument and each value returned is a Lua string made or read, ~1k, so
--- the wire formats send and return only what an item needs (add_item's 3,
--- complete's 3 per plain completion, checkout's 1 per plain lease, its
--- record); batch commands (one HSET/ZADD/SADD per call) beat a redis.call
--- per item, each ~3-8k, and a call skips what its crawl lacks (checkout's
--- one EXISTS). callgrind, redis-server instructions per item of a batch of
--- 64 (add, checkout, complete): 76.7k before these, 57.7k after
--- (docs/scale.md).
---
--- The contract every script shares (key names: tracker/keys.go):
---   KEYS[1] pending   list of entries (below), FIFO: RPUSH new, LINDEX/LPOP 0 at checkout
---   KEYS[2] leases    zset token -> deadline (ms), as the scripts before lease groups kept
---                     every lease: read and drained (requeue, extend, drop), never
---                     added to; the leases of today are in deadlines (lease groups below)
---   KEYS[3] lease     hash token -> record: "attempts:depth:#worker:<worker><key>",
---                     prefixed "+<meta>;" for an item with meta (below)
---   KEYS[4] workers   zset worker -> last seen + ttl (ms)
---   KEYS[5] delayed   zset entry -> due (ms)
---   KEYS[6] failed    zset key -> failed at (ms)
---   KEYS[7] failinfo  hash key -> "attempts:depth:reason", prefixed "+<meta>;" as a record
---   KEYS[8] stats     hash of counters: pending leased delayed done failed added bytes;
---                     p1..p9 (pending at priority 1..9, only once one was used),
---                     pskip (the starvation guard's count, tracker.StarveEvery)
---   KEYS[9] fpmeta    hash: the fingerprint table's linear-hashing state
---   KEYS[10] crawl    string: the crawl's id, written by the first add (check_crawl)
---   KEYS[11]          (checkout, requeue of a worker) wl:<worker>, that worker's lease groups
---   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (documented in
---           keys.go: id:<shard>, fp:<bucket>, wl:<worker>, w:<worker>; all in
---           the crawl's slot)
+-- The contract every life-cycle operation shares (key names: keys.go):
+--   KEYS     the fixed keys, in keys.go's order (K.<name> in state.lua):
+--            pending   list of entries (below), FIFO: RPUSH new, LRANGE/LTRIM at checkout
+--            lease     hash token -> record: "attempts:depth:#worker:<worker><key>",
+--                      prefixed "+<meta>;" for an item with meta (below)
+--            workers   zset worker -> last seen + ttl (ms)
+--            delayed   zset entry -> due (ms)
+--            failed    zset key -> failed at (ms)
+--            failinfo  hash key -> "attempts:depth:reason", prefixed "+<meta>;" as a record
+--            stats     hash of counters: pending leased delayed done failed added bytes;
+--                      p1..p9 (pending at priority 1..9, only once one was used),
+--                      pskip (the starvation guard's count, tracker.StarveEvery)
+--            fpmeta    hash: the fingerprint table's linear-hashing state, the layout version
+--            crawl     string: the crawl's id, written by the first add (check_crawl)
+--   ARGV[1] key prefix "distscrape:{crawl}:" of the derived keys (crawl_key;
+--           all in the crawl's slot)
 --   ARGV[2] now (ms)   ARGV[3] fingerprint base level   ARGV[4] fingerprint bucket load
 --   ARGV[5] max attempts; ARGV[6...] belong to the operation.
 --

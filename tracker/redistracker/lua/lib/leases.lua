@@ -2,20 +2,15 @@
 -- The leases of one checkout call form a group: their tokens are the call's
 -- prefix (TOKEN_PREFIX bytes, ending in '.') and a counter 1..n. The zset
 -- deadlines and the worker's set wl:<worker> hold the group once, its
--- prefix, instead of every token: a member and a score per item were the
--- largest part of the Redis cost of a lease. The derived hash lg keeps, per
+-- prefix, instead of every token, so a lease costs no member and score of
+-- its own. The derived hash lg keeps, per
 -- group g, its live leases (field g), plus SPLIT once Extend gave some of
 -- them a deadline of their own (one field read and counted down in one
 -- HINCRBY), and its size (g..'n'). Invariant: every live lease's record is
 -- found from deadlines, through its own token (extended apart from its
--- group) or through its group's prefix, or from leases (a token leased by
--- the scripts before groups); requeue_group skips the tokens with their own
--- entry while the group is split.
--- Groups live in a zset of their own, not in leases, so that a worker still
--- running the scripts before groups, in a fleet being upgraded, never sees
--- one: its reaper would take a group's prefix for a token without a record
--- and drop the entry, and with it the group's leases. Such a worker reaps
--- and requeues its own leases only; these scripts handle both.
+-- group) or through its group's prefix; requeue_group skips the tokens
+-- with their own entry while the group is split. A token in deadlines with
+-- no group in lg (layout 1's leases, migrations.go) is a lease of its own.
 local TOKEN_PREFIX = 17 -- Go: tokenPrefixLen (16 hex digits and '.')
 local SPLIT = 1099511627776 -- Go: groupSplit (2^40, far above any group's size)
 

@@ -1,7 +1,8 @@
 -- addrange.lua: add ranges of numeric IDs, each as one pending entry; their
 -- IDs are deduplicated when checkout carves them.
--- KEYS: 1 pending, 8 stats, 10 crawl.
--- ARGV: lib.lua's 1-5; 6 the crawl id seen, 7 a fresh id (as in add.lua);
+-- KEYS: the fixed keys (codes.lua): pending, stats, crawl are used; the
+--   derived idranges.
+-- ARGV: the common 1-5 (codes.lua); 6 the crawl id seen, 7 a fresh id (as in add.lua);
 --   then per range 2 values: the entry (TAG_RANGE or TAG_HUGE_RANGE,
 --   "lo:hi") and its length (decimal, exact: it goes to HINCRBY as a string).
 -- Each range ("lo:hi") is also kept in the derived list idranges, for Recrawl.

@@ -2,16 +2,16 @@
 -- and due delayed items are moved back to pending first (a bounded number).
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
--- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>; KEYS[12] paused.
--- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 requeue batch; 10 scan
+-- KEYS: the fixed keys (codes.lua); the derived wl:<worker> and paused.
+-- ARGV: the common 1-5 (codes.lua); 6 n; 7 ttl (ms); 8 worker; 9 requeue batch; 10 scan
 --   budget (range IDs looked at, at most); 11 the crawl id seen, 12 a fresh id
 --   (check_crawl: a crawl seeded before records existed gets one); 13 max
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
 -- Returns {more, crawl id, c, record1, ..., recordc, then (i, meta) for
---   each lease i with meta (as lib.lua's meta_out writes it, label names
---   for ids)}: each lease's record as written to the lease hash (lib.lua's
+--   each lease i with meta (as the library's meta_out writes it, label names
+--   for ids)}: each lease's record as written to the lease hash (the library's
 --   record: key, depth, attempts and revisit header; Go's parseRecord), one
 --   value, where each value is one more the reply conversion pays for. The
 --   i-th lease's token is ARGV[14+i]. more is 1 when the scan budget ran
@@ -21,7 +21,7 @@
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
 --   2). STATE_LOST when the crawl's state vanished: an empty queue must not
 --   pass for a finished crawl. The worker's record (derived w:<worker>,
---   lib.lua's seen_worker) says it was seen and how many leases it got.
+--   the library's seen_worker) says it was seen and how many leases it got.
 -- Priorities: the counts of levels 1..9 (stats p1..p9) and the starvation
 --   guard's count (pskip) are read in one HMGET; the batch is planned from
 --   them as tracker.PlanLevels does (the highest non-empty level first, every
@@ -42,9 +42,8 @@ local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
 -- What most crawls lack, in one EXISTS: a pause, delayed retries, revisits,
--- priority levels 1-9, leases of the scripts before lease groups. Only a
--- crawl with some of them reads each (a redis.call costs ~3-8k instructions
--- of redis-server, the EXISTS of 13 keys about one).
+-- priority levels 1-9. Only a crawl with some of them reads each: one
+-- EXISTS instead of a call per key.
 local some = rcall('EXISTS', K.paused, K.delayed, K.revisits, level_key(1), level_key(2),
   level_key(3), level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
 requeue_expired(rq)
@@ -229,7 +228,7 @@ end
 if count < n and budget <= 0 and out[1] == CHECKOUT_DONE then out[1] = CHECKOUT_MORE end
 
 if count > 0 then
-  -- One group (lib.lua's lease groups): its prefix is the first token's
+  -- One group (the library's lease groups): its prefix is the first token's
   -- without the counter's '1'.
   local g = s_sub(ARGV[15], 1, -2)
   call_multi('HSET', K.lease, recs, 1000)

@@ -1,11 +1,11 @@
 -- complete.lua: mark held leases done and add the items discovered in them,
 -- atomically: a lost lease changes nothing and its discoveries are dropped.
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 the worker of every completion ('' when they are
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 the worker of every completion ('' when they are
 --   not all one worker's: each record says); 7 the lease group of every
---   completion ('' when they are not all one group's: lib.lua's lease
+--   completion ('' when they are not all one group's: the library's lease
 --   groups, group_of); 8 n, the completions; then per completion 3 values:
---   token, record (the lease's record as checkout wrote it, lib.lua's
+--   token, record (the lease's record as checkout wrote it, the library's
 --   record; Go's leaseRecord: it holds the key), bytes
 --   (tracker.Completion.Bytes, counted in stats' bytes); then, only for the
 --   completions with a revisit or discoveries, in their order: the
@@ -20,7 +20,7 @@
 --   one the caller sends is held (one string comparison: Lua strings are
 --   interned); any other is checked as held() does, with the key of the
 --   record sent. Three arguments per plain completion: each argument is a
---   Lua string to make (~1,000 redis-server instructions).
+--   Lua string to make, so only what an item needs is sent.
 local ARGV = ARGV -- a register, not the library's upvalue, in the per-item loop
 local WORKER, n = ARGV[6], tonum(ARGV[8])
 local GROUP = ARGV[7] ~= '' and ARGV[7] or nil

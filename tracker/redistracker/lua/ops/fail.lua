@@ -1,7 +1,7 @@
 -- fail.lua: record failures of held leases: a retryable one goes to delayed
 -- until now + delay, a final one (or one that used its last attempt) to failed.
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; then per failure 5 values: token, key, final ('1'|'0'),
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); then per failure 5 values: token, key, final ('1'|'0'),
 --   delay (ms, backoff computed by the caller), reason.
 -- Returns the keys of the lost leases.
 -- Cost: O(failures × log(delayed)).

@@ -1,8 +1,8 @@
 -- failedpage.lua: one chunk of dead letters, the newest first, after a
 -- cursor (Inspector.FailedPage; the caller filters and pages); or, given
 -- keys, those of them that are dead letters (a filtered Requeue by key).
--- KEYS: 6 failed, 7 failinfo.
--- ARGV: lib.lua's 1-5; 6 the cursor's failed-at (ms; '' from the newest),
+-- KEYS: the fixed keys (codes.lua): failed, failinfo are used.
+-- ARGV: the common 1-5 (codes.lua); 6 the cursor's failed-at (ms; '' from the newest),
 --   7 the cursor's key; 8 count; 9... keys (then 6-8 are ignored).
 -- Returns {total, key1, at1 (ms), info1, ...}, info as failed.lua returns
 --   it: up to count dead letters ordered (at, key) descending, strictly below

@@ -1,7 +1,7 @@
 -- hosts.lua: the bounded samples Inspector.Hosts counts per host (the
 -- caller parses the hosts out of them).
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 sample size.
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 sample size.
 -- Returns {pending entries (the first `sample` in checkout's order: the
 --   highest priority level first), leases in flight, lease records (all of
 --   them up to `sample`, else `sample` random ones), the keys of the

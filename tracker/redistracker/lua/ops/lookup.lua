@@ -1,7 +1,7 @@
 -- lookup.lua: where one item is, without scanning a queue (Inspector.Lookup;
 -- the caller searches the leases, which are keyed by token, itself).
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 key; 7, 8 its dedup parts and 9 its entry, as
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 key; 7, 8 its dedup parts and 9 its entry, as
 --   add_item takes them; 10 pending entries looked at; 11 the
 --   deepest depth probed among delayed; 12 '1' when the key is an ID >= 2^40.
 -- Returns {state, depth, attempts, time (ms), reason, meta (as meta_out)}:

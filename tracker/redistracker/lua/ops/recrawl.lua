@@ -1,7 +1,7 @@
 -- recrawl.lua: one batch of a recrawl pass (Inspector.Recrawl; the Go side,
 -- redis_recrawl.go, picks what the batch covers).
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 mode, then:
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 mode, then:
 --   'ids'      pairs (lo, hi): runs of done IDs below 2^40 to put back to
 --              pending (a failed one is skipped, one with a revisit left to
 --              the revisit index), then '-' and huge IDs

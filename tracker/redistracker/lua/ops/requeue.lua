@@ -3,8 +3,9 @@
 -- ('worker'), or the dead letters with their attempts reset ('failed', the
 -- oldest first; 'keys', those named in ARGV[8...] that are dead letters). A
 -- lease that used its last attempt goes to failed ("lease expired").
--- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker> ('worker' mode).
--- ARGV: lib.lua's 1-5; 6 mode; 7 limit (> 0); ('failed' with a label) 8 the
+-- KEYS: the fixed keys (codes.lua); the derived wl:<worker> ('worker' mode).
+-- ARGV: the common 1-5 (codes.lua); 6 mode; 7 limit (> 0); ('worker') 8 the
+--   worker; ('failed' with a label) 8 the
 --   label, 9 where the scan of the dead letters starts (a rank, 0 first);
 --   ('keys') 8... the keys.
 -- Returns how many items moved; the caller loops while it gets `limit`. With
@@ -28,7 +29,7 @@ if mode == 'expired' then
   n = requeue_expired(limit)
   n = n + promote_delayed(limit - n)
 elseif mode == 'worker' then
-  -- Its groups' prefixes (lib.lua's lease groups) and any token of its own.
+  -- Its groups' prefixes (the library's lease groups) and any token of its own.
   for _, m in ipairs(rcall('SMEMBERS', crawl_key('worker_leases', ARGV[8]))) do
     if n >= limit then break end
     n = n + requeue_member(m, true, limit - n, K.deadlines)

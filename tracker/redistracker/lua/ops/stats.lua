@@ -1,6 +1,7 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
--- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl, 11 paused.
--- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
+-- KEYS: the fixed keys (codes.lua): workers, delayed, stats, crawl; the
+--   derived revisits and paused.
+-- ARGV: the common 1-5 (codes.lua); 6 the crawl id seen ('' for none).
 -- Returns {pending, leased, delayed, done, failed, added, bytes, revisits,
 --   unchanged, rvids, workers, next due, crawl id, paused ("<ms>:<by>" or '')}
 --   as strings; next due is the first delayed entry's or revisit's due time
