@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 )
@@ -414,10 +415,16 @@ func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, er
 	if err != nil {
 		return nil, err
 	}
+	return adminTrackerFor(c, cfg, cmd, readOnly)
+}
+
+// adminTrackerFor is adminTracker for a config already loaded.
+func adminTrackerFor(c *cli.Context, cfg *config.Config, cmd string, readOnly bool) (tracker.Engine, error) {
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
 	var tr tracker.Engine
+	var err error
 	if readOnly {
 		tr, err = openReadOnly(c.Context, cfg)
 	} else {
