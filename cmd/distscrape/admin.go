@@ -87,10 +87,39 @@ func requeueCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
+			if n == 0 {
+				fmt.Fprintf(os.Stdout, "requeued 0 items: %s\n", requeuedNone(c.Context, tr, opt))
+				return nil
+			}
 			fmt.Fprintf(os.Stdout, "requeued %d items\n", n)
 			return nil
 		},
 	}
+}
+
+// requeuedNone says why a requeue moved nothing, from what the tracker
+// still knows (a dead worker's leases may have gone back already).
+func requeuedNone(ctx context.Context, tr tracker.Inspector, opt tracker.RequeueOptions) string {
+	switch {
+	case opt.Failed:
+		return "no dead letter matches (distscrape failed lists them)"
+	case opt.Worker == "":
+		return "no lease is past its deadline (workers that die are requeued by the next checkout anyway)"
+	}
+	ws, err := tr.Workers(ctx)
+	if err != nil {
+		return fmt.Sprintf("worker %s holds no lease", opt.Worker)
+	}
+	for _, w := range ws {
+		if w.Name != opt.Worker {
+			continue
+		}
+		if w.Expired > 0 {
+			return fmt.Sprintf("worker %s holds no lease: its %d expired leases were already taken back (by the fleet's checkouts or an earlier requeue)", w.Name, w.Expired)
+		}
+		return fmt.Sprintf("worker %s holds no lease", w.Name)
+	}
+	return fmt.Sprintf("no worker named %s is known to the crawl (a worker is forgotten %d lease TTLs after it was last seen; status --workers lists them)", opt.Worker, tracker.WorkerMemory)
 }
 
 func statusCommand() *cli.Command {
