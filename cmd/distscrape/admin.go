@@ -162,7 +162,7 @@ func statusCommand() *cli.Command {
 				if c.Bool("json") {
 					return printStatusJSON(c.Context, os.Stdout, tr, st)
 				}
-				if err := printStatus(os.Stdout, st, nil, false); err != nil {
+				if err := printStatus(os.Stdout, st, nil, false, resumeCmd(c)); err != nil {
 					return err
 				}
 				if c.Bool("workers") {
@@ -170,7 +170,7 @@ func statusCommand() *cli.Command {
 				}
 				return nil
 			}
-			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"), c.Bool("workers"))
+			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"), c.Bool("workers"), resumeCmd(c))
 		},
 	}
 }
@@ -178,7 +178,7 @@ func statusCommand() *cli.Command {
 // watchStatus refreshes in place on a terminal, one block per refresh
 // otherwise, each stamped with the time; it ends with a "crawl done" line
 // once nothing is pending, leased or delayed.
-func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON, workers bool) error {
+func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON, workers bool, resume string) error {
 	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
 	var w rateWindow
 	t := time.NewTicker(every)
@@ -207,7 +207,7 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 				if len(w.samples) > 1 {
 					shown = &rate
 				}
-				if err := printStatus(os.Stdout, st, shown, false); err != nil {
+				if err := printStatus(os.Stdout, st, shown, false, resume); err != nil {
 					return err
 				}
 				if workers {
@@ -255,7 +255,9 @@ func crawlDone(st tracker.Stats) bool {
 	return st.Added > 0 && st.Pending == 0 && st.Leased == 0 && st.Delayed == 0 && st.Revisits == 0
 }
 
-func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) error {
+// printStatus prints st; resume is the command line that resumes a paused
+// crawl (resumeCmd).
+func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool, resume string) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(st)
 	}
@@ -269,7 +271,7 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
 	}
 	if st.Paused {
-		fmt.Fprintln(w, pauseLine(st, time.Now()))
+		fmt.Fprintln(w, pauseLine(st, time.Now(), resume))
 	}
 	if st.LimitReached != "" {
 		fmt.Fprintln(w, limitLine(st.LimitReached))
