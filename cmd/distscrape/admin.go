@@ -268,7 +268,7 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool, resu
 		return err
 	}
 	if rate != nil {
-		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
+		fmt.Fprintf(w, "%.1f pages/s over the last %s, whole crawl (done and failed)\n", *rate, rateOver)
 	}
 	if st.Paused {
 		fmt.Fprintln(w, pauseLine(st, time.Now(), resume))

@@ -78,7 +78,7 @@ func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, l
 	everyStats(ctx, tr, mgr, logEvery, func(st tracker.Stats, rate float64) {
 		args := []any{"done", st.Done, "discovered", discovered(st), "pending", st.Pending, "leased", st.Leased,
 			"delayed", st.Delayed, "failed", st.Failed, "saved_here", mgr.Progress().Saved,
-			"pages_per_s", fmt.Sprintf("%.1f", rate)}
+			"pages_per_s_here", fmt.Sprintf("%.1f", rate)}
 		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
 		}
@@ -94,10 +94,12 @@ func discovered(st tracker.Stats) int64 {
 	return st.Done + st.Failed + st.Pending + st.Leased + st.Delayed
 }
 
-// progressLine is the bar's text: what is done of what is known, the
-// queue by state (retries apart from new work), and the recent rate.
+// progressLine is the bar's text: the crawl's counts (the whole fleet's,
+// from the tracker): what is done of what is known, the queue by state
+// (retries apart from new work); then this worker's recent rate, labelled
+// as its own.
 func progressLine(st tracker.Stats, rate float64, now time.Time) string {
-	line := fmt.Sprintf("done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | %.0f pages/s",
+	line := fmt.Sprintf("crawl: done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | this worker: %.0f pages/s",
 		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
 	if st.Paused {
 		line += " | PAUSED by " + st.PausedBy
