@@ -299,7 +299,7 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool, resu
 func failedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "failed",
-		Usage: "list the dead letters with their last error",
+		Usage: "list the dead letters with their last error, the most recent first",
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all); with --match or --cursor, a page of N and the command for the next"},
@@ -339,12 +339,8 @@ func failedCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
-			var items []tracker.FailedItem
-			if label != "" {
-				items, err = failedWithLabel(c.Context, tr, label, limit)
-			} else {
-				items, err = tr.Failed(c.Context, limit)
-			}
+			// The most recent first, as with --match and on the dashboard.
+			items, err := failedNewestFirst(c.Context, tr, label, limit)
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
