@@ -34,6 +34,10 @@ func TestImportRules(t *testing.T) {
 		{"the saver suite sees the saver package only", "saver/savertest", only("saver")},
 		{"the manager sees the contracts only", "manager", only("tracker", "scraper", "saver", "fetch", "record")},
 		{"the record contract imports nothing of distscrape", "record", outsideModule},
+		{"extract sees the saver and record contracts only", "extract", only("saver", "record")},
+		{"the manager links no extractor", "manager", not(module + "/extract")},
+		{"the manager links no record sink", "manager", notUnder("record")},
+		{"the manager links no saver driver", "manager", notUnder("saver")},
 		{"a scraper sees items and responses only", "scraper", only("tracker", "fetch")},
 		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
 		{"a saver sees pages only", "saver", only()},
@@ -98,6 +102,15 @@ func outsideModule(dep string) bool {
 
 func not(forbidden string) func(string) bool {
 	return func(dep string) bool { return dep != forbidden && !strings.HasPrefix(dep, forbidden+"/") }
+}
+
+// notUnder refuses the packages below dir of the module (dir itself, a
+// contract, stays allowed): its drivers.
+func notUnder(dir string) func(string) bool {
+	return func(dep string) bool {
+		r, in := rel(dep)
+		return !in || !strings.HasPrefix(r, dir+"/")
+	}
 }
 
 // only allows the given packages of the module and its internal helpers,
