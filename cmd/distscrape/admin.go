@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 )
@@ -111,7 +112,11 @@ func statusCommand() *cli.Command {
 			if label != "" && (c.Bool("watch") || c.Bool("workers")) {
 				return usagef("--label shows one label's counts once: not with --watch or --workers")
 			}
-			tr, err := adminTracker(c, "status", true)
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			tr, err := adminTrackerOf(c, cfg, "status", true)
 			if err != nil {
 				return err
 			}
@@ -129,12 +134,14 @@ func statusCommand() *cli.Command {
 					// state vanished before anyone looked: say both.
 					fmt.Fprintln(os.Stderr, "status: the tracker holds no item of this crawl: it was not seeded yet, or its state is gone (a Redis restarted without persistence, a deleted state file)")
 				}
+				recs := recordsStatus(c.Context, cfg)
 				if c.Bool("json") {
-					return printStatusJSON(c.Context, os.Stdout, tr, st)
+					return printStatusJSON(c.Context, os.Stdout, tr, st, recs)
 				}
 				if err := printStatus(os.Stdout, st, nil, false); err != nil {
 					return err
 				}
+				printRecordsStatus(os.Stdout, recs)
 				if c.Bool("workers") {
 					return printWorkers(c.Context, os.Stdout, tr, time.Now())
 				}
@@ -414,9 +421,15 @@ func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, er
 	if err != nil {
 		return nil, err
 	}
+	return adminTrackerOf(c, cfg, cmd, readOnly)
+}
+
+// adminTrackerOf is adminTracker for a command that has loaded the config.
+func adminTrackerOf(c *cli.Context, cfg *config.Config, cmd string, readOnly bool) (tracker.Engine, error) {
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
+	var err error
 	var tr tracker.Engine
 	if readOnly {
 		tr, err = openReadOnly(c.Context, cfg)
