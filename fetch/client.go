@@ -80,6 +80,7 @@ type options struct {
 	scoped       bool     // check Config.InScope on redirects
 	origin       *url.URL // robots.txt: redirects stay on this origin or its https upgrade
 	robots       bool     // obey robots.txt
+	raw          bool     // Exchange: every status is a Response, redirects not followed
 }
 
 // Fetch sends req and returns the page, its body read in full. Any failure
@@ -180,6 +181,9 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		return nil, nil, classify(ctx, u.Redacted(), causeOf(hctx, err))
 	}
 	defer resp.Body.Close()
+	if o.raw {
+		return c.rawResponse(ctx, hctx, req, resp, o, &cp)
+	}
 
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
