@@ -124,7 +124,7 @@ func checkCaptchas(t *testing.T, site *fixturesite.Site, dead map[string]string,
 		t.Errorf("dead letters %v, want the captcha pages %v", got, want)
 	}
 	for key, reason := range dead {
-		if !strings.Contains(reason, "extract: rule product: field name: required, not found") && !(killed && reason == "lease expired") {
+		if !strings.HasPrefix(reason, "extract: rule product: field name: required, not found") && !(killed && reason == "lease expired") {
 			t.Errorf("%s: reason %q does not name the validation", key, reason)
 		}
 	}
@@ -239,29 +239,14 @@ func TestScrapeFleetIntoPostgres(t *testing.T) {
 		t.Error("the worker's output shows the database password")
 	}
 
+	got := pgProducts(t, pg.URL("shop"))
+	checkProducts(t, site, got)
 	ctx := t.Context()
 	conn, err := pgx.Connect(ctx, pg.URL("shop"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	prows, err := conn.Query(ctx, `SELECT key, name, price, currency, in_stock, updated, rating, image, tags FROM product WHERE crawl = 'shop'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string][]product{}
-	for prows.Next() {
-		var key string
-		var p product
-		if err := prows.Scan(&key, &p.Name, &p.Price, &p.Currency, &p.InStock, &p.Updated, &p.Rating, &p.Image, &p.Tags); err != nil {
-			t.Fatal(err)
-		}
-		got[key] = append(got[key], p)
-	}
-	if err := prows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	checkProducts(t, site, got)
 	var listed, distinct int
 	if err := conn.QueryRow(ctx, `SELECT count(*), count(DISTINCT id) FROM listing WHERE crawl = 'shop'`).Scan(&listed, &distinct); err != nil {
 		t.Fatal(err)
@@ -270,6 +255,34 @@ func TestScrapeFleetIntoPostgres(t *testing.T) {
 		t.Errorf("listing: %d records of %d products, want %d once each", listed, distinct, len(site.Products()))
 	}
 	checkCaptchas(t, site, deadLetters(t, cmd, cfg), true)
+}
+
+// pgProducts reads the product table of the database at url.
+func pgProducts(t *testing.T, url string) map[string][]product {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	rows, err := conn.Query(ctx, `SELECT key, name, price, currency, in_stock, updated, rating, image, tags FROM product WHERE crawl = 'shop'`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string][]product{}
+	for rows.Next() {
+		var key string
+		var p product
+		if err := rows.Scan(&key, &p.Name, &p.Price, &p.Currency, &p.InStock, &p.Updated, &p.Rating, &p.Image, &p.Tags); err != nil {
+			t.Fatal(err)
+		}
+		got[key] = append(got[key], p)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return got
 }
 
 // apiItem is an item record as read back from the jsonl files.
