@@ -54,12 +54,15 @@ func recordsStatus(ctx context.Context, cfg *config.Config) recordsView {
 	return v
 }
 
-// readableRecords opens a reader of the sink, or errNoRecords when its
-// file or directory does not exist yet (so a look writes nothing).
+// readableRecords opens a reader of the sink, or errNoRecords when there
+// is none or its file or directory does not exist yet (so a look writes
+// nothing).
 func readableRecords(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
 	path := ""
 	switch r.Kind {
+	case "":
+		return nil, errNoRecords // no extract rules: no sink
 	case "sqlite":
 		path = r.Path
 	case "jsonl":
