@@ -116,7 +116,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			tr, err := adminTrackerOf(c, cfg, "status", true)
+			tr, err := adminTrackerFor(c, cfg, "status", true)
 			if err != nil {
 				return err
 			}
@@ -421,16 +421,16 @@ func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, er
 	if err != nil {
 		return nil, err
 	}
-	return adminTrackerOf(c, cfg, cmd, readOnly)
+	return adminTrackerFor(c, cfg, cmd, readOnly)
 }
 
-// adminTrackerOf is adminTracker for a command that has loaded the config.
-func adminTrackerOf(c *cli.Context, cfg *config.Config, cmd string, readOnly bool) (tracker.Engine, error) {
+// adminTrackerFor is adminTracker for a config already loaded.
+func adminTrackerFor(c *cli.Context, cfg *config.Config, cmd string, readOnly bool) (tracker.Engine, error) {
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
-	var err error
 	var tr tracker.Engine
+	var err error
 	if readOnly {
 		tr, err = openReadOnly(c.Context, cfg)
 	} else {

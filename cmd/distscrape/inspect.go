@@ -46,7 +46,7 @@ Examples:
 				}
 				keys[i] = it.Key
 			}
-			tr, err := adminTrackerOf(c, cfg, "lookup", true)
+			tr, err := adminTrackerFor(c, cfg, "lookup", true)
 			if err != nil {
 				return err
 			}

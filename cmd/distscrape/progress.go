@@ -33,7 +33,7 @@ const logEvery = 10 * time.Second
 const rateOver = 10 * time.Second
 
 // ex, when set, adds the records its rules skipped to the manager's counts.
-func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *pageExtractor, log *slog.Logger, allowBar bool) *progress {
+func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor, log *slog.Logger, allowBar bool) *progress {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &progress{cancel: cancel}
 	tty := allowBar && term.IsTerminal(int(os.Stderr.Fd()))
@@ -56,7 +56,7 @@ func (p *progress) stop() {
 
 // runBar is a spinner with counts, not a percentage: the total grows with
 // the frontier, so a percentage jumps back and forth and an ETA lies.
-func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *pageExtractor) {
+func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSpinnerType(14),
@@ -75,7 +75,7 @@ func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *pa
 	})
 }
 
-func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *pageExtractor, log *slog.Logger) {
+func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor, log *slog.Logger) {
 	everyStats(ctx, tr, mgr, logEvery, func(st tracker.Stats, rate float64) {
 		args := []any{"done", st.Done, "discovered", discovered(st), "pending", st.Pending, "leased", st.Leased,
 			"delayed", st.Delayed, "failed", st.Failed, "saved_here", mgr.Progress().Saved,

@@ -38,10 +38,10 @@ func extractOptions(cfg *config.Config) extract.Options {
 		Budget: cfg.Scraper.RegexTimeout}
 }
 
-// pageExtractor is the extract.Extractor as the manager takes it: its
+// crawlExtractor is the extract.Extractor as the manager takes it: its
 // errors carry their outcome (fetch.Outcome), and the records a rule with
 // on_invalid: skip drops are counted as invalid like the others.
-type pageExtractor struct {
+type crawlExtractor struct {
 	ex   *extract.Extractor
 	skip []string // rules with on_invalid: skip
 	obs  manager.RecordObserver
@@ -52,7 +52,7 @@ type pageExtractor struct {
 }
 
 // openExtractor compiles the config's rules; nil when there are none.
-func openExtractor(cfg *config.Config, obs manager.RecordObserver) (*pageExtractor, error) {
+func openExtractor(cfg *config.Config, obs manager.RecordObserver) (*crawlExtractor, error) {
 	if len(cfg.Extract) == 0 {
 		return nil, nil
 	}
@@ -60,7 +60,7 @@ func openExtractor(cfg *config.Config, obs manager.RecordObserver) (*pageExtract
 	if err != nil {
 		return nil, err // config validation compiled them already: not met in practice
 	}
-	pe := &pageExtractor{ex: ex, obs: obs, seen: map[string]int64{}, skipped: map[string]int64{}}
+	pe := &crawlExtractor{ex: ex, obs: obs, seen: map[string]int64{}, skipped: map[string]int64{}}
 	for _, r := range cfg.Extract {
 		if r.OnInvalid == extract.OnInvalidSkip {
 			pe.skip = append(pe.skip, r.Name)
@@ -70,7 +70,7 @@ func openExtractor(cfg *config.Config, obs manager.RecordObserver) (*pageExtract
 }
 
 // Extract implements manager.Extractor.
-func (pe *pageExtractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
+func (pe *crawlExtractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
 	sets, err := pe.ex.Extract(ctx, p)
 	pe.countSkipped()
 	return sets, outcomeOf(err)
@@ -79,7 +79,7 @@ func (pe *pageExtractor) Extract(ctx context.Context, p *saver.Page) ([]record.S
 // countSkipped moves what extract counted as invalid in the skip rules
 // since the last call to the counters: Counts is cumulative, so the sum of
 // these differences is exact once every Extract has returned.
-func (pe *pageExtractor) countSkipped() {
+func (pe *crawlExtractor) countSkipped() {
 	if len(pe.skip) == 0 {
 		return
 	}
@@ -101,7 +101,7 @@ func (pe *pageExtractor) countSkipped() {
 
 // withSkipped adds the skipped invalid records to the manager's counts by
 // rule (which see the records that failed a page or were kept).
-func (pe *pageExtractor) withSkipped(byRule map[string]manager.RuleCount) map[string]manager.RuleCount {
+func (pe *crawlExtractor) withSkipped(byRule map[string]manager.RuleCount) map[string]manager.RuleCount {
 	if pe == nil {
 		return byRule
 	}

@@ -79,3 +79,30 @@ func TestRecrawlRange(t *testing.T) {
 		}
 	}
 }
+
+// TestRecrawlSaysWhyNothing: recrawl of a finished URL crawl without
+// revisit rules moves nothing, and says so with the reason (exit 1), where
+// it printed "recrawl started: 0 done items" and exited 0; a --cursor that
+// no recrawl of this crawl printed is a usage error.
+func TestRecrawlSaysWhyNothing(t *testing.T) {
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 10})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, state: state/crawl.state, batch: 8}",
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: none}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress"); r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to recrawl: a URL crawl without scraper.revisit rules") || strings.Contains(r.Stdout, "recrawl started") {
+		t.Fatalf("recrawl of a URL crawl without revisit rules: %s", r)
+	}
+	for _, cursor := range []string{"r:0:1", "00000000~r:0:1"} {
+		if r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg, "--cursor", cursor); r.Code != 2 || !strings.Contains(r.Stderr, "--cursor") {
+			t.Errorf("recrawl --cursor %s: %s", cursor, r)
+		}
+	}
+}

@@ -1,7 +1,7 @@
 -- lookup.lua: where one item is, without scanning a queue (Inspector.Lookup;
 -- the caller searches the leases, which are keyed by token, itself).
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 key; 7, 8 its dedup parts and 9 its entry, as
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 key; 7, 8 its dedup parts and 9 its entry, as
 --   add_item takes them; 10 pending entries looked at; 11 the
 --   deepest depth probed among delayed; 12 '1' when the key is an ID >= 2^40.
 -- Returns {state, depth, attempts, time (ms), reason, meta (as meta_out)}:
@@ -12,19 +12,19 @@
 --   ID of a range not carved yet beyond the entries looked at).
 -- Cost: O(ARGV[10] + ARGV[11] × max attempts); it writes nothing.
 local key = ARGV[6]
-local info = rcall('HGET', K_FAILINFO, key)
+local info = rcall('HGET', K.failinfo, key)
 if info then
   local a, d, reason, m = parse_failinfo(info)
-  return {'failed', d, a, rcall('ZSCORE', K_FAILED, key) or '0', reason, meta_out(m)}
+  return {'failed', d, a, rcall('ZSCORE', K.failed, key) or '0', reason, meta_out(m)}
 end
 
 -- Delayed entries without meta are "depth:attempts:key": probe them at once.
-local per = MAX_ATTEMPTS + 1
+local per = C.max_attempts + 1
 local probe = {}
 for d = 0, tonumber(ARGV[11]) do
-  for a = 0, MAX_ATTEMPTS do probe[#probe + 1] = entry(key, d, a) end
+  for a = 0, C.max_attempts do probe[#probe + 1] = entry(key, d, a) end
 end
-local due = rcall('ZMSCORE', K_DELAYED, unpack(probe))
+local due = rcall('ZMSCORE', K.delayed, unpack(probe))
 for i = 1, #probe do
   if due[i] then
     return {'delayed', math.floor((i - 1) / per), (i - 1) % per, due[i], '', ''}
@@ -43,7 +43,7 @@ end
 
 local tail = ':' .. key
 local left = tonumber(ARGV[10])
-local levels = rcall('HMGET', K_STATS, 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+local levels = rcall('HMGET', K.stats, 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
 for p = 9, 0, -1 do
   if left > 0 and (p == 0 or tonumber(levels[p] or '0') > 0) then
     local es = rcall('LRANGE', level_key(p), '0', itoa(left - 1))

@@ -1,6 +1,7 @@
 -- stats.lua: the crawl's counters, read in one consistent snapshot.
--- KEYS: 4 workers, 5 delayed, 8 stats, 10 crawl, 11 paused.
--- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none).
+-- KEYS: the fixed keys (codes.lua): workers, delayed, stats, crawl; the
+--   derived revisits and paused.
+-- ARGV: the common 1-5 (codes.lua); 6 the crawl id seen ('' for none).
 -- Returns {pending, leased, delayed, done, failed, added, bytes, revisits,
 --   unchanged, rvids, workers, next due, crawl id, paused ("<ms>:<by>" or '')}
 --   as strings; next due is the first delayed entry's or revisit's due time
@@ -9,17 +10,17 @@
 --   writes nothing.
 -- Cost: O(log(workers) + log(delayed) + log(revisit seconds)): counters are maintained by the other
 -- scripts, and the delayed zset's first entry is read without a scan.
-local id = rcall('GET', K_CRAWL)
+local id = rcall('GET', K.crawl)
 if ARGV[6] ~= '' and id ~= ARGV[6] then return redis.error_reply(STATE_LOST) end
-local v = rcall('HMGET', K_STATS, unpack(STAT_FIELDS))
+local v = rcall('HMGET', K.stats, unpack(STAT_FIELDS))
 local out = {}
 for i = 1, #STAT_FIELDS do out[i] = v[i] or '0' end
-out[#out + 1] = tostring(rcall('ZCOUNT', K_WORKERS, '(' .. ARGV[2], '+inf'))
-local first = rcall('ZRANGE', K_DELAYED, '0', '0', 'WITHSCORES')
-local rv = rcall('ZRANGE', PREFIX .. 'revisits', '0', '0', 'WITHSCORES')
+out[#out + 1] = tostring(rcall('ZCOUNT', K.workers, '(' .. ARGV[2], '+inf'))
+local first = rcall('ZRANGE', K.delayed, '0', '0', 'WITHSCORES')
+local rv = rcall('ZRANGE', K.revisits, '0', '0', 'WITHSCORES')
 local due = first[2]
 if rv[2] and (not due or tonumber(rv[2]) < tonumber(due)) then due = rv[2] end
 out[#out + 1] = due or '0'
 out[#out + 1] = id or ''
-out[#out + 1] = rcall('GET', KEYS[11]) or ''
+out[#out + 1] = rcall('GET', K.paused) or ''
 return out

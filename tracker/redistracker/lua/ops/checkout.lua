@@ -2,16 +2,16 @@
 -- and due delayed items are moved back to pending first (a bounded number).
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
--- KEYS: lib.lua's 1-10; KEYS[11] wl:<worker>; KEYS[12] paused.
--- ARGV: lib.lua's 1-5; 6 n; 7 ttl (ms); 8 worker; 9 requeue batch; 10 scan
+-- KEYS: the fixed keys (codes.lua); the derived wl:<worker> and paused.
+-- ARGV: the common 1-5 (codes.lua); 6 n; 7 ttl (ms); 8 worker; 9 requeue batch; 10 scan
 --   budget (range IDs looked at, at most); 11 the crawl id seen, 12 a fresh id
 --   (check_crawl: a crawl seeded before records existed gets one); 13 max
 --   pages, 14 max bytes (tracker.Limits, 0 = unlimited); 15 ... 14+n the n
 --   lease tokens (unique: the Go side makes them, a random prefix per call
 --   and a counter, where Lua would format each with string.format).
 -- Returns {more, crawl id, c, record1, ..., recordc, then (i, meta) for
---   each lease i with meta (as lib.lua's meta_out writes it, label names
---   for ids)}: each lease's record as written to the lease hash (lib.lua's
+--   each lease i with meta (as the library's meta_out writes it, label names
+--   for ids)}: each lease's record as written to the lease hash (the library's
 --   record: key, depth, attempts and revisit header; Go's parseRecord), one
 --   value, where each value is one more the reply conversion pays for. The
 --   i-th lease's token is ARGV[14+i]. more is 1 when the scan budget ran
@@ -21,7 +21,7 @@
 --   (max pages) or 4 (max bytes) when a limit is reached (no leases, as for
 --   2). STATE_LOST when the crawl's state vanished: an empty queue must not
 --   pass for a finished crawl. The worker's record (derived w:<worker>,
---   lib.lua's seen_worker) says it was seen and how many leases it got.
+--   the library's seen_worker) says it was seen and how many leases it got.
 -- Priorities: the counts of levels 1..9 (stats p1..p9) and the starvation
 --   guard's count (pskip) are read in one HMGET; the batch is planned from
 --   them as tracker.PlanLevels does (the highest non-empty level first, every
@@ -33,7 +33,7 @@
 --   the level counts), and a few calls per batch and level, not per item.
 local ARGV = ARGV -- a register, not the library's upvalue, in the per-item loops
 local n = tonum(ARGV[6])
-local deadline = itoa(NOW + tonum(ARGV[7]))
+local deadline = itoa(C.now + tonum(ARGV[7]))
 local worker = ARGV[8]
 local make_record = record_head(worker)
 local rq = tonum(ARGV[9])
@@ -42,34 +42,33 @@ local id = check_crawl(ARGV[11], ARGV[12], false)
 if not id then return redis.error_reply(STATE_LOST) end
 
 -- What most crawls lack, in one EXISTS: a pause, delayed retries, revisits,
--- priority levels 1-9, leases of the scripts before lease groups. Only a
--- crawl with some of them reads each (a redis.call costs ~3-8k instructions
--- of redis-server, the EXISTS of 13 keys about one).
-local some = rcall('EXISTS', KEYS[12], K_DELAYED, K_REVISITS, K_LEASES, level_key(1), level_key(2),
+-- priority levels 1-9. Only a crawl with some of them reads each: one
+-- EXISTS instead of a call per key.
+local some = rcall('EXISTS', K.paused, K.delayed, K.revisits, level_key(1), level_key(2),
   level_key(3), level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
-requeue_expired(rq, some)
+requeue_expired(rq)
 if some then
   promote_delayed(rq)
   promote_revisits(math.max(n, rq))
 end
 
-local out = {0, id, 0}
+local out = {CHECKOUT_DONE, id, 0}
 local xs = {} -- (i, meta) of the leases with meta
-if some and rcall('EXISTS', KEYS[12]) == 1 then
-  out[1] = 2
+if some and rcall('EXISTS', K.paused) == 1 then
+  out[1] = CHECKOUT_PAUSED
   n = 0
 end
 -- The limits, as tracker.Limits.Room: at most max pages − done − leased
 -- leases (expired ones just requeued are no longer leased: D.leased), none
 -- once the bytes done reach max bytes. O(1).
 local max_pages, max_bytes = tonum(ARGV[13]), tonum(ARGV[14])
-if out[1] == 0 and (max_pages > 0 or max_bytes > 0) then
-  local c = rcall('HMGET', K_STATS, 'done', 'leased', 'bytes')
-  local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - D.leased
+if out[1] == CHECKOUT_DONE and (max_pages > 0 or max_bytes > 0) then
+  local c = rcall('HMGET', K.stats, 'done', 'leased', 'bytes')
+  local left = max_pages - tonum(c[1] or '0') - tonum(c[2] or '0') - C.delta.leased
   if max_bytes > 0 and tonum(c[3] or '0') >= max_bytes then
-    out[1], n = 4, 0
+    out[1], n = CHECKOUT_MAX_BYTES, 0
   elseif max_pages > 0 and left <= 0 then
-    out[1], n = 3, 0
+    out[1], n = CHECKOUT_MAX_PAGES, 0
   elseif max_pages > 0 then
     n = math.min(n, left)
   end
@@ -93,8 +92,8 @@ local function lease(key, depth, attempts, meta)
 end
 
 local function skipped(k)
-  D.pending = D.pending - k
-  D.added = D.added - k
+  C.delta.pending = C.delta.pending - k
+  C.delta.added = C.delta.added - k
 end
 
 -- carve leases IDs from a run or range entry, up to count = goal, and
@@ -174,13 +173,13 @@ local function take(list, goal)
   end
 end
 
-if n > 0 and not some and nxt(PD) == nil then
-  take(K_PENDING, n) -- no level list, none made by the requeue above
+if n > 0 and not some and nxt(C.level_delta) == nil then
+  take(K.pending, n) -- no level list, none made by the requeue above
 elseif n > 0 then
-  local c = rcall('HMGET', K_STATS, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
+  local c = rcall('HMGET', K.stats, 'pending', 'pskip', 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
   -- A crawl that never used a priority has none of the fields: one pass
   -- over nils, and the plain path.
-  local used = nxt(PD) ~= nil
+  local used = nxt(C.level_delta) ~= nil
   for p = 3, 11 do
     if used then break end
     used = c[p] ~= false
@@ -188,14 +187,14 @@ elseif n > 0 then
   local counts, above = {}, 0
   if used then
     for p = 1, 9 do
-      counts[p] = math.max(0, tonum(c[p + 2] or '0') + (PD[P_FIELDS[p]] or 0))
+      counts[p] = math.max(0, tonum(c[p + 2] or '0') + (C.level_delta[P_FIELDS[p]] or 0))
       above = above + counts[p]
     end
   end
   if above == 0 then
-    take(K_PENDING, n)
+    take(K.pending, n)
   else
-    counts[0] = math.max(0, tonum(c[1] or '0') + D.pending - above)
+    counts[0] = math.max(0, tonum(c[1] or '0') + C.delta.pending - above)
     -- The plan, as tracker.PlanLevels: per lease, the highest non-empty
     -- level, or the lowest once STARVE_EVERY - 1 leases passed it by.
     local skip0 = tonum(c[2] or '0')
@@ -223,21 +222,21 @@ elseif n > 0 then
         level_count(p, before - count)
       end
     end
-    if skip ~= skip0 then rcall('HSET', K_STATS, 'pskip', itoa(skip)) end
+    if skip ~= skip0 then rcall('HSET', K.stats, 'pskip', itoa(skip)) end
   end
 end
-if count < n and budget <= 0 and out[1] == 0 then out[1] = 1 end
+if count < n and budget <= 0 and out[1] == CHECKOUT_DONE then out[1] = CHECKOUT_MORE end
 
 if count > 0 then
-  -- One group (lib.lua's lease groups): its prefix is the first token's
+  -- One group (the library's lease groups): its prefix is the first token's
   -- without the counter's '1'.
   local g = s_sub(ARGV[15], 1, -2)
-  call_multi('HSET', K_LEASE, recs, 1000)
-  rcall('ZADD', K_DEADLINES, deadline, g)
-  rcall('SADD', KEYS[11], g)
-  rcall('HSET', K_GROUPS, g, itoa(count), g .. 'n', itoa(count))
-  D.leased = D.leased + count
-  D.pending = D.pending - count
+  call_multi('HSET', K.lease, recs, 1000)
+  rcall('ZADD', K.deadlines, deadline, g)
+  rcall('SADD', crawl_key('worker_leases', worker), g)
+  rcall('HSET', K.lease_groups, g, itoa(count), g .. 'n', itoa(count))
+  C.delta.leased = C.delta.leased + count
+  C.delta.pending = C.delta.pending - count
 end
 
 seen_worker(worker, tonum(ARGV[7]), count)

@@ -1,11 +1,11 @@
 -- hostrate.lua: book the next request slot of one host for the whole fleet.
 -- One "next free slot" time per host (GCRA), so N workers together keep one
 -- per-host rate instead of N times it. Standalone (redis.go): it uses
--- nothing of lib.lua, and its function skips lib.lua's per-call begin: it is
+-- nothing of the library, and its function skips the library's per-call begin: it is
 -- a one-call-per-request operation, not a life-cycle one.
 --
 -- KEYS[1]  <prefix>rate:<host>   string: the host's next free slot, µs of the Redis clock
--- ARGV     lib.lua's 1-5 (unused: NOW is the worker's clock, see Clock below);
+-- ARGV     the common 1-5 (codes.lua) (unused: NOW is the worker's clock, see Clock below);
 --          6 interval between two requests to the host, µs (> 0);
 --          7 the longest wait worth booking, µs
 -- Returns  {wait µs, booked (0|1)}: the caller sleeps wait, then sends; a wait

@@ -1,6 +1,6 @@
 -- add.lua: add items not seen before.
--- KEYS: 1 pending, 8 stats, 9 fpmeta, 10 crawl (all of lib.lua's 1-10 are passed).
--- ARGV: lib.lua's 1-5; 6 the crawl id seen ('' for none), 7 a fresh id for a
+-- KEYS: the fixed keys (codes.lua): pending, stats, fpmeta, crawl are used.
+-- ARGV: the common 1-5 (codes.lua); 6 the crawl id seen ('' for none), 7 a fresh id for a
 --   new crawl record (check_crawl); then per item 3 values, as add_item
 --   takes them: a, b (an ID below 2^40 and '', or a fingerprint's x in hex
 --   and its member), entry.

@@ -1,8 +1,8 @@
 -- failedpage.lua: one chunk of dead letters, the newest first, after a
 -- cursor (Inspector.FailedPage; the caller filters and pages); or, given
 -- keys, those of them that are dead letters (a filtered Requeue by key).
--- KEYS: 6 failed, 7 failinfo.
--- ARGV: lib.lua's 1-5; 6 the cursor's failed-at (ms; '' from the newest),
+-- KEYS: the fixed keys (codes.lua): failed, failinfo are used.
+-- ARGV: the common 1-5 (codes.lua); 6 the cursor's failed-at (ms; '' from the newest),
 --   7 the cursor's key; 8 count; 9... keys (then 6-8 are ignored).
 -- Returns {total, key1, at1 (ms), info1, ...}, info as failed.lua returns
 --   it: up to count dead letters ordered (at, key) descending, strictly below
@@ -10,11 +10,11 @@
 -- Cost: O(log(failed) + count), O(keys) for keys; when the cursor's own dead
 --   letter is gone (requeued), plus the dead letters failed in the same
 --   millisecond. It writes nothing.
-local out = {rcall('ZCARD', K_FAILED)}
+local out = {rcall('ZCARD', K.failed)}
 local keys, ats = {}, {}
 if #ARGV >= 9 then
   for i = 9, #ARGV do
-    local at = rcall('ZSCORE', K_FAILED, ARGV[i])
+    local at = rcall('ZSCORE', K.failed, ARGV[i])
     if at then
       keys[#keys + 1] = ARGV[i]
       ats[#ats + 1] = at
@@ -25,11 +25,11 @@ else
   local at, ckey = ARGV[6], ARGV[7]
   local start, ties = 0, false
   if at ~= '' then
-    local sc = rcall('ZSCORE', K_FAILED, ckey)
+    local sc = rcall('ZSCORE', K.failed, ckey)
     if sc and tonumber(sc) == tonumber(at) then
-      start = rcall('ZREVRANK', K_FAILED, ckey) + 1
+      start = rcall('ZREVRANK', K.failed, ckey) + 1
     else
-      start = rcall('ZCOUNT', K_FAILED, '(' .. at, '+inf')
+      start = rcall('ZCOUNT', K.failed, '(' .. at, '+inf')
       ties = true
     end
   end
@@ -44,7 +44,7 @@ else
   end
   local rows
   while true do
-    rows = rcall('ZRANGE', K_FAILED, itoa(start), itoa(start + count - 1), 'REV', 'WITHSCORES')
+    rows = rcall('ZRANGE', K.failed, itoa(start), itoa(start + count - 1), 'REV', 'WITHSCORES')
     if not ties then break end
     -- Members of one score come in descending byte order: skip those at or
     -- above the cursor's key.
@@ -62,7 +62,7 @@ else
   end
 end
 if #keys == 0 then return out end
-local infos = rcall('HMGET', K_FAILINFO, unpack(keys))
+local infos = rcall('HMGET', K.failinfo, unpack(keys))
 for i = 1, #keys do
   local v, m = split_meta(infos[i] or '0:0:')
   local ms = meta_out(m)

@@ -1,11 +1,11 @@
 -- complete.lua: mark held leases done and add the items discovered in them,
 -- atomically: a lost lease changes nothing and its discoveries are dropped.
--- KEYS: lib.lua's 1-10.
--- ARGV: lib.lua's 1-5; 6 the worker of every completion ('' when they are
+-- KEYS: the fixed keys (codes.lua).
+-- ARGV: the common 1-5 (codes.lua); 6 the worker of every completion ('' when they are
 --   not all one worker's: each record says); 7 the lease group of every
---   completion ('' when they are not all one group's: lib.lua's lease
+--   completion ('' when they are not all one group's: the library's lease
 --   groups, group_of); 8 n, the completions; then per completion 3 values:
---   token, record (the lease's record as checkout wrote it, lib.lua's
+--   token, record (the lease's record as checkout wrote it, the library's
 --   record; Go's leaseRecord: it holds the key), bytes
 --   (tracker.Completion.Bytes, counted in stats' bytes); then, only for the
 --   completions with a revisit or discoveries, in their order: the
@@ -20,7 +20,7 @@
 --   one the caller sends is held (one string comparison: Lua strings are
 --   interned); any other is checked as held() does, with the key of the
 --   record sent. Three arguments per plain completion: each argument is a
---   Lua string to make (~1,000 redis-server instructions).
+--   Lua string to make, so only what an item needs is sent.
 local ARGV = ARGV -- a register, not the library's upvalue, in the per-item loop
 local WORKER, n = ARGV[6], tonum(ARGV[8])
 local GROUP = ARGV[7] ~= '' and ARGV[7] or nil
@@ -38,7 +38,7 @@ for k = 1, n do
   local token, rec, bytes = ARGV[i], ARGV[i + 1], ARGV[i + 2]
   local rv, m = '', 0
   if k == xk then rv, m = ARGV[x + 1], tonum(ARGV[x + 2]) end
-  local worker, ok = WORKER, REC[token] == rec and WORKER ~= '' and not DROPPED[token]
+  local worker, ok = WORKER, C.records[token] == rec and WORKER ~= '' and not C.dropped[token]
   local meta -- a record with meta is never Go's leaseRecord: held() reads it
   if not ok then
     local key = parse_record(rec)
@@ -52,11 +52,11 @@ for k = 1, n do
   if ok then
     if rv ~= '' then
       local ms, p = s_match(rv, '^.(%d+):()')
-      if s_byte(rv, 1) == 117 then D.unchanged = D.unchanged + 1 end -- 'u'
-      local key, d, _, _, mm, lh = parse_record(REC[token])
+      if s_byte(rv, 1) == 117 then C.delta.unchanged = C.delta.unchanged + 1 end -- 'u'
+      local key, d, _, _, mm, lh = parse_record(C.records[token])
       if ms ~= '0' then -- filed with its depth and meta, from its record
         local hdr = s_sub(rv, p)
-        revisit(NOW + tonum(ms), hdr .. entry(key, d, 0, mm))
+        revisit(C.now + tonum(ms), hdr .. entry(key, d, 0, mm))
         rv_mark(key, hdr, 1)
       else
         rv_mark(key, lh, 0) -- a revisit not filed again
@@ -77,8 +77,8 @@ for k = 1, n do
   end
 end
 if mine > 0 then worker_count(WORKER, 'done', mine) end
-D.done = D.done + done
-D.bytes = D.bytes + bytes_done
+C.delta.done = C.delta.done + done
+C.delta.bytes = C.delta.bytes + bytes_done
 added(new)
 flush()
 return lost

@@ -1,14 +1,13 @@
 -- extend.lua: push the deadline of held leases to now + ttl.
--- KEYS: 2 leases (tokens of the scripts before lease groups), 3 lease, 4
---   workers; the derived deadlines, lg, and w:<worker> of the leases'
---   workers (their records, lib.lua's seen_worker).
--- ARGV: lib.lua's 1-5; 6 ttl (ms); then pairs (token, key).
+-- KEYS: the fixed keys (codes.lua): lease, workers; the derived deadlines, lg, and w:<worker> of the leases'
+--   workers (their records, the library's seen_worker).
+-- ARGV: the common 1-5 (codes.lua); 6 ttl (ms); then pairs (token, key).
 -- Returns one flag per pair: 1 extended, 0 lost.
--- A group (lib.lua's lease groups) whose live leases are all extended moves
+-- A group (the library's lease groups) whose live leases are all extended moves
 --   as one entry; otherwise the extended ones get entries of their own and
 --   the group is marked split.
 -- Cost: O(leases + their groups + their workers × log(workers)).
-local deadline = itoa(NOW + tonumber(ARGV[6]))
+local deadline = itoa(C.now + tonumber(ARGV[6]))
 local res, workers, groups = {}, {}, {}
 prefetch(7, 2)
 for i = 7, #ARGV, 2 do
@@ -28,17 +27,17 @@ for i = 7, #ARGV, 2 do
   end
 end
 for g, toks in pairs(groups) do
-  local live = tonumber(rcall('HGET', K_GROUPS, g) or '-1') -- -1: no group, tokens of the scripts before groups
+  local live = tonumber(rcall('HGET', K.lease_groups, g) or '-1') -- -1: no group, tokens of their own
   if live >= 0 and live < SPLIT and live == #toks then
-    rcall('ZADD', K_DEADLINES, 'XX', deadline, g)
+    rcall('ZADD', K.deadlines, 'XX', deadline, g)
   else
     local zargs = {}
     for _, t in ipairs(toks) do
       zargs[#zargs + 1] = deadline
       zargs[#zargs + 1] = t
     end
-    call_multi('ZADD', live >= 0 and K_DEADLINES or K_LEASES, zargs, 1000)
-    if live >= 0 and live < SPLIT then rcall('HINCRBY', K_GROUPS, g, itoa(SPLIT)) end
+    call_multi('ZADD', K.deadlines, zargs, 1000)
+    if live >= 0 and live < SPLIT then rcall('HINCRBY', K.lease_groups, g, itoa(SPLIT)) end
   end
 end
 for w in pairs(workers) do seen_worker(w, tonumber(ARGV[6]), 0) end

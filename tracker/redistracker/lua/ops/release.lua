@@ -1,7 +1,7 @@
 -- release.lua: hand held leases back to the head of pending (their level's)
 -- at once, giving the attempt back.
--- KEYS: 1 pending, 2 leases, 3 lease, 8 stats.
--- ARGV: lib.lua's 1-5; then pairs (token, key).
+-- KEYS: the fixed keys (codes.lua): pending, lease, stats are used.
+-- ARGV: the common 1-5 (codes.lua); then pairs (token, key).
 -- Returns the keys of the lost leases.
 -- Cost: O(leases).
 local lost = {}

@@ -2,11 +2,11 @@
 -- workers together keep at most `limit` requests in flight to the host
 -- (fetch.per_host_concurrency), not N times it. A permit expires on its own:
 -- a killed worker's permits come back after their ttl. Standalone (redis.go):
--- it uses nothing of lib.lua, and its function skips lib.lua's per-call
+-- it uses nothing of the library, and its function skips the library's per-call
 -- begin: it is a one-call-per-request operation, not a life-cycle one.
 --
 -- KEYS[1]  <prefix>conc:<host>   zset: permit id -> expiry, µs of the Redis clock
--- ARGV     lib.lua's 1-5 (unused: the clock is Redis's, see Clock below);
+-- ARGV     the common 1-5 (codes.lua) (unused: the clock is Redis's, see Clock below);
 --          6 permit id (unique per request: the worker's random id and a counter);
 --          7 limit (>= 1); 8 ttl µs (> 0): how long the permit may be held
 -- Returns  {1, 0} when the permit was taken (release it with
