@@ -141,7 +141,11 @@ func statusCommand() *cli.Command {
 			if label != "" && (c.Bool("watch") || c.Bool("workers")) {
 				return usagef("--label shows one label's counts once: not with --watch or --workers")
 			}
-			tr, err := adminTracker(c, "status", true)
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			tr, err := adminTrackerFor(c, cfg, "status", true)
 			if err != nil {
 				return err
 			}
@@ -159,12 +163,14 @@ func statusCommand() *cli.Command {
 					// state vanished before anyone looked: say both.
 					fmt.Fprintln(os.Stderr, "status: the tracker holds no item of this crawl: it was not seeded yet, or its state is gone (a Redis restarted without persistence, a deleted state file)")
 				}
+				recs := recordsStatus(c.Context, cfg)
 				if c.Bool("json") {
-					return printStatusJSON(c.Context, os.Stdout, tr, st)
+					return printStatusJSON(c.Context, os.Stdout, tr, st, recs)
 				}
 				if err := printStatus(os.Stdout, st, nil, false, resumeCmd(c)); err != nil {
 					return err
 				}
+				printRecordsStatus(os.Stdout, recs)
 				if c.Bool("workers") {
 					return printWorkers(c.Context, os.Stdout, tr, time.Now())
 				}
