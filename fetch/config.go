@@ -23,14 +23,6 @@ type Config struct {
 	MaxBody            int64         // bytes of decoded body; default 64 MiB
 	MaxRedirects       int           // hops followed; default 10, negative = none
 	UserAgent          string        // default "distscrape/1"
-	// UserAgents, when set, replaces UserAgent: one per request, picked as
-	// UserAgentMode says (default Rotate).
-	UserAgents    []string
-	UserAgentMode UserAgentMode
-	// Jar, when set, sends its cookies with every hop (Fetch and Exchange)
-	// and keeps every cookie an answer sets; nil: no cookies but the
-	// configured Headers.
-	Jar http.CookieJar
 	Robots             bool          // obey robots.txt (DefaultConfig: true)
 	RobotsTTL          time.Duration // how long a robots.txt is cached; default 1h
 	RobotsRetry        time.Duration // how long an unreachable robots.txt (5xx, network) disallows a host; default 1m
@@ -57,6 +49,14 @@ type Config struct {
 	// archive (WARC) stores the transmitted bytes. It costs the encoded
 	// size again per page, so it is off unless a saver needs it.
 	KeepWireBody bool
+	// UserAgents, when set, replaces UserAgent: one per request, picked as
+	// UserAgentMode says (default Rotate).
+	UserAgents    []string
+	UserAgentMode UserAgentMode
+	// Jar, when set, sends its cookies with every hop (Fetch and Exchange)
+	// and keeps every cookie an answer sets; nil: no cookies but the
+	// configured Headers.
+	Jar http.CookieJar
 }
 
 // DefaultConfig returns the defaults, with robots.txt obeyed.
