@@ -263,8 +263,17 @@ func (s *Session) loggedOut(req *http.Request, resp *fetch.Response, err error) 
 	lo := s.cfg.LoggedOut
 	var fe *fetch.Error
 	if err != nil {
-		if errors.As(err, &fe) && slices.Contains(lo.Status, fe.Status) {
+		if !errors.As(err, &fe) {
+			return ""
+		}
+		if slices.Contains(lo.Status, fe.Status) {
 			return fmt.Sprintf("status %d", fe.Status)
+		}
+		// A login page outside the crawl's scope: the redirect to it is
+		// refused, and says where it went.
+		if u, perr := url.Parse(fe.URL); perr == nil && s.redir != nil && errors.Is(err, fetch.ErrOutOfScope) &&
+			s.isLoginPage(u) && !s.isLoginPage(req.URL) {
+			return "redirected to " + s.redir.Path
 		}
 		return ""
 	}
@@ -295,6 +304,20 @@ func (s *Session) isLoginPage(u *url.URL) bool {
 		return false
 	}
 	return strings.TrimSuffix(u.Path, "/") == strings.TrimSuffix(s.redir.Path, "/")
+}
+
+// captureTaker is what render.Router offers (manager.CaptureTaker): a
+// Session passes a page's copies through.
+type captureTaker interface {
+	TakeCaptures(resp *fetch.Response) []render.Capture
+}
+
+// TakeCaptures returns the copies Next made of resp, if it makes any.
+func (s *Session) TakeCaptures(resp *fetch.Response) []render.Capture {
+	if ct, ok := s.next.(captureTaker); ok {
+		return ct.TakeCaptures(resp)
+	}
+	return nil
 }
 
 func isHTML(ct string) bool { return ct == "text/html" || ct == "application/xhtml+xml" }
