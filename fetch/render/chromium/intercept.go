@@ -114,6 +114,9 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 	if staticTypes[e.ResourceType] {
 		scope = in.subScope
 	}
+	if e.ResourceType == network.ResourceTypeDocument && e.FrameID == in.mainFrame && strings.EqualFold(u.Host, in.doc.URL.Host) {
+		scope = nil // steps navigating the page on its own site (a login form posted): Exchange's rules still hold
+	}
 	if scope != nil && !scope(u) {
 		in.refuse(e, "out of scope", u.Redacted())
 		return
