@@ -68,6 +68,17 @@ type Page struct {
 	// record, the file saver's manifest line); the tar, Redis and S3
 	// savers, given one all the same, store nothing.
 	Unchanged bool
+	// Captures are copies of a rendered page (fetch.render rules with
+	// saver.capture): a PDF, a full-page PNG. Savers store them beside
+	// the body.
+	Captures []Capture
+}
+
+// Capture is one copy of a rendered page.
+type Capture struct {
+	Kind        string // "pdf", "screenshot"
+	ContentType string // "application/pdf", "image/png"
+	Data        []byte
 }
 
 // UnchangedRecorder is a Saver that records revisits answered 304

@@ -436,7 +436,11 @@ func checkCommand() *cli.Command {
 				return within("saver", err)
 			}
 			fmt.Fprintf(os.Stdout, "saver ok: %s\n", outputLocation(cfg, "WORKER"))
-			return nil
+			msg, err := checkRendering(cfg)
+			if msg != "" {
+				fmt.Fprintln(os.Stdout, msg)
+			}
+			return err
 		},
 	}
 }

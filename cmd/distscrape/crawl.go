@@ -16,6 +16,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/distscrape/distscrape/fetch/login"
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/internal/metrics"
 	"github.com/distscrape/distscrape/manager"
@@ -160,6 +161,15 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	// A login that fails mid-crawl stops this worker's checkouts: it must
+	// not save login pages (wire_render.go).
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	pages, err := openPages(cfg, fe, sc.InScope, log, func(err error) { stopRun(err) })
+	if err != nil {
+		return err
+	}
+	defer pages.Close()
 	rules, err := openRules(cfg)
 	if err != nil {
 		return within("scraper", err)
@@ -202,7 +212,7 @@ func runWorker(c *cli.Context, single bool) error {
 		}
 		mcfg.Extractor, mcfg.Records = ex, sink
 	}
-	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
+	mgr, err := manager.New(tr, sc, sv, pages.Fetcher, mcfg)
 	if err != nil {
 		return err
 	}
@@ -217,9 +227,19 @@ func runWorker(c *cli.Context, single bool) error {
 	log.Info("worker starting", "worker", worker, "tracker", cfg.Tracker.Kind, "saver", cfg.Saver.Kind,
 		"concurrency", mcfg.Concurrency, "batch", mcfg.Batch)
 
+	if err := pages.loginFirst(ctx); err != nil {
+		_ = sv.Close(context.WithoutCancel(ctx))
+		if sink != nil {
+			_ = sink.Close(context.WithoutCancel(ctx))
+		}
+		return err
+	}
 	prog := startProgress(ctx, tr, mgr, ex, log, !c.Bool("no-progress"))
-	sum, runErr := mgr.Run(ctx)
+	sum, runErr := mgr.Run(runCtx)
 	prog.stop()
+	if cause := context.Cause(runCtx); errors.Is(cause, login.ErrLoginFailed) {
+		runErr = errors.Join(runErr, within("login", cause))
+	}
 	var limit *tracker.LimitError
 	if errors.As(runErr, &limit) {
 		runErr = nil // the limit the operator set: a run that ends there succeeded
@@ -252,6 +272,8 @@ func runWorker(c *cli.Context, single bool) error {
 	switch {
 	case errors.Is(runErr, tracker.ErrStateLost):
 		state = "crawl state lost, NOT done"
+	case errors.Is(runErr, login.ErrLoginFailed):
+		state = "stopped: login failed, NOT done"
 	case ctx.Err() != nil:
 		state = "stopped by signal"
 	case limit != nil:

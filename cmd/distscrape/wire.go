@@ -154,7 +154,15 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	robots := f.Robots == nil || *f.Robots
 	fleet, _ := tr.(fetch.FleetLimiter)
 	permits, _ := tr.(fetch.FleetPermits)
-	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits,
+	jar, err := openJar(cfg, tr, log)
+	if err != nil {
+		return nil, err
+	}
+	fc := fetch.Config{UserAgents: f.UserAgents, UserAgentMode: fetch.UserAgentMode(f.UserAgentMode)}
+	if jar != nil {
+		fc.Jar = jar // never a nil *Jar in the interface
+	}
+	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits, UserAgents: fc.UserAgents, UserAgentMode: fc.UserAgentMode, Jar: fc.Jar,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,

@@ -41,7 +41,33 @@ type Rule struct {
 	Scroll int
 	// Capture lists the copies to make of the rendered page.
 	Capture []Kind
+	// Steps run in order after the wait (a login: fill, click, wait). A
+	// page with steps may navigate its top frame (a form submitted); the
+	// navigation is fetched like any of its requests, within InScope, and
+	// the DOM taken is the last document's.
+	Steps []Step
 }
+
+// Step is one action on a rendered page.
+type Step struct {
+	Action   StepAction
+	Selector string // CSS
+	Value    string // Fill: the text typed; never logged nor in an error
+}
+
+// StepAction is what a Step does.
+type StepAction string
+
+// The actions of a Step.
+const (
+	StepFill  StepAction = "fill"  // set the value of the element Selector matches
+	StepClick StepAction = "click" // click it
+	StepWait  StepAction = "wait"  // wait until an element matches Selector
+)
+
+// ErrStep is wrapped in the final error of a page whose step failed (its
+// selector invalid or matching nothing): the error names the step.
+var ErrStep = errors.New("render: step failed")
 
 // Kind is a kind of copy of a rendered page.
 type Kind string

@@ -59,6 +59,7 @@ type Tracker struct {
 	bytes    int64              // Completion.Bytes of the items done
 	paused   pauseState         // journaled: a paused crawl stays paused across a restart
 	delays   tracker.HostDelays // Hosts' delays (SetHostDelays); nil: unknown
+	shared   sharedValues       // SharedStore (shared.go); not journaled
 }
 
 // pauseState is an operator's pause (Inspector.Pause).

@@ -33,6 +33,7 @@ type interceptor struct {
 
 	budget   atomic.Int64 // bytes the page may still load
 	served   atomic.Bool  // the document was given to the top frame
+	navigate bool         // the top frame may navigate (Rule.Steps); set before the page loads
 	inflight atomic.Int64 // requests paused and not yet answered
 	last     atomic.Int64 // UnixNano of the last request paused or answered
 	wg       sync.WaitGroup
@@ -99,8 +100,10 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 			in.fulfil(e, in.doc)
 			return
 		}
-		in.refuse(e, "top frame navigation", e.Request.URL)
-		return
+		if !in.navigate {
+			in.refuse(e, "top frame navigation", e.Request.URL)
+			return
+		}
 	}
 	u, err := url.Parse(e.Request.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -110,6 +113,9 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 	scope := in.inScope
 	if staticTypes[e.ResourceType] {
 		scope = in.subScope
+	}
+	if e.ResourceType == network.ResourceTypeDocument && e.FrameID == in.mainFrame && strings.EqualFold(u.Host, in.doc.URL.Host) {
+		scope = nil // steps navigating the page on its own site (a login form posted): Exchange's rules still hold
 	}
 	if scope != nil && !scope(u) {
 		in.refuse(e, "out of scope", u.Redacted())
@@ -124,6 +130,7 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 		in.refuse(e, "bad request", u.Redacted())
 		return
 	}
+	in.cookiesOut(in.tab, u)
 	resp, err := in.client.Exchange(in.tab, req)
 	if err != nil {
 		reason := network.ErrorReasonFailed
@@ -152,6 +159,7 @@ var dropHeaders = map[string]bool{
 	"host": true, "connection": true, "keep-alive": true, "proxy-authorization": true,
 	"proxy-connection": true, "te": true, "trailer": true, "transfer-encoding": true,
 	"upgrade": true, "user-agent": true, "accept-encoding": true, "content-length": true,
+	"cookie": true, // the client's jar sends them (cookies.go)
 }
 
 func (in *interceptor) request(e *cdpfetch.EventRequestPaused, u *url.URL) (*http.Request, error) {

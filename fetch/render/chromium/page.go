@@ -128,10 +128,17 @@ func (b *Browser) renderIn(ctx context.Context, in *instance, doc *fetch.Respons
 	if _, err := chromedp.Call(tab, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: noServiceWorker}); err != nil {
 		return nil, withCause(pctx, err)
 	}
+	if err := icp.cookiesIn(tab, doc.URL); err != nil {
+		return nil, withCause(pctx, err)
+	}
+	icp.navigate = len(rule.Steps) > 0
 	if err := chromedp.Do(tab, chromedp.Navigate(doc.URL.String())); err != nil {
 		return nil, withCause(pctx, err)
 	}
 	if err := b.wait(tab, icp, rule.WaitFor); err != nil {
+		return nil, withCause(pctx, err)
+	}
+	if err := runSteps(tab, icp, rule.Steps); err != nil {
 		return nil, withCause(pctx, err)
 	}
 	if err := scroll(tab, icp, rule.Scroll); err != nil {
@@ -141,6 +148,7 @@ func (b *Browser) renderIn(ctx context.Context, in *instance, doc *fetch.Respons
 	if err != nil {
 		return nil, withCause(pctx, err)
 	}
+	icp.cookiesOut(tab, doc.URL)
 	p := &render.Page{Response: renderedResponse(doc, html)}
 	for _, k := range rule.Capture {
 		data, err := capture(tab, k)
