@@ -90,10 +90,14 @@ type Saver struct {
 	// last response of each URI this saver wrote, for the revisit record of
 	// a 304 (Page.Unchanged) to refer to; bounded by RevisitMemory; nil
 	// without ReferUnchanged
-	last map[string]*gowarc.RevisitRef
+	last map[string]lastResponse
 
 	flushMu sync.Mutex // one Flush (or Close) at a time
 }
+
+// lastResponse is what a saver remembers of the last response record of a
+// URI: its ID and date for WARC-Refers-To, its payload digest for the index.
+type lastResponse struct{ id, date, digest string }
 
 // warcFile is one open .warc.gz file.
 type warcFile struct {
@@ -160,7 +164,7 @@ func New(cfg Config) (*Saver, error) {
 	}
 	w.opts = warcRecordOptions(w.tmp)
 	if cfg.ReferUnchanged {
-		w.last = map[string]*gowarc.RevisitRef{}
+		w.last = map[string]lastResponse{}
 	}
 	if cfg.Revisits {
 		w.seen = map[string]*gowarc.RevisitRef{}
@@ -201,8 +205,7 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	}
 	if w.last != nil && entry.revisitOf == nil {
 		if _, ok := w.last[entry.uri]; ok || len(w.last) < RevisitMemory {
-			w.last[entry.uri] = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1,
-				TargetRecordId: entry.id, TargetUri: entry.uri, TargetDate: entry.date}
+			w.last[entry.uri] = lastResponse{id: entry.id, date: entry.date, digest: entry.digest}
 		}
 	}
 	if w.seen != nil && entry.revisitOf == nil && len(w.seen) < RevisitMemory {
@@ -241,15 +244,15 @@ func (w *Saver) encode(p *saver.Page) (*bytes.Buffer, cdxEntry, error) {
 		// A 304: the body is in an earlier response of this URI. Its date
 		// and ID are known when this saver wrote it (a revisit record
 		// may leave them out: WARC 1.1, 6.7.2).
+		// The index line carries the original's payload digest, by which
+		// an index user resolves the revisit; unknown ("") when another
+		// worker wrote the response.
 		w.mu.Lock()
-		ref := w.last[uri]
+		last := w.last[uri]
 		w.mu.Unlock()
-		if ref == nil {
-			ref = &gowarc.RevisitRef{TargetUri: uri}
-		}
-		ref = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1, TargetRecordId: ref.TargetRecordId,
-			TargetUri: ref.TargetUri, TargetDate: ref.TargetDate}
-		typ, block, entry.revisitOf = gowarc.Revisit, block[:1], ref
+		ref := &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1, TargetRecordId: last.id,
+			TargetUri: uri, TargetDate: last.date}
+		typ, block, entry.revisitOf, entry.digest = gowarc.Revisit, block[:1], ref, last.digest
 		respFields[3][1] = "" // no payload, so no payload digest
 		respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
 			{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
