@@ -431,6 +431,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 			return
 		}
 		j.err = err
+		m.recordFailed(ctx, j, err)
 		m.observe(err, nil)
 		return
 	}
@@ -512,6 +513,15 @@ func pageOf(lease tracker.Lease, resp *fetch.Response) *saver.Page {
 		Proto: resp.Proto, Reason: resp.Reason, Header: resp.Header, RemoteAddr: resp.RemoteAddr, WireBody: resp.WireBody}
 	if resp.Request != nil {
 		p.Method, p.RequestHeader = resp.Request.Method, resp.Request.Header
+	}
+	for _, h := range resp.Hops {
+		x := saver.Exchange{URL: h.URL.String(), Status: h.Status, ContentType: h.Header.Get("Content-Type"),
+			FetchedAt: h.FetchedAt, Body: h.Body, Proto: h.Proto, Reason: h.Reason, Header: h.Header,
+			RemoteAddr: h.RemoteAddr, WireBody: h.WireBody}
+		if h.Request != nil {
+			x.Method, x.RequestHeader = h.Request.Method, h.Request.Header
+		}
+		p.Hops = append(p.Hops, x)
 	}
 	return p
 }

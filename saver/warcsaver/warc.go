@@ -3,17 +3,14 @@
 package warcsaver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/nlnwa/gowarc"
 
 	"github.com/distscrape/distscrape/saver"
@@ -176,7 +173,12 @@ func New(cfg Config) (*Saver, error) {
 // (server-not-modified profile).
 func (w *Saver) RecordsUnchanged() bool { return true }
 
-// Save appends p's request and response records to the current file.
+// RecordsResponses is true: redirects (Page.Hops) and the responses items
+// failed with (Page.Failed) are request and response records too.
+func (w *Saver) RecordsResponses() bool { return true }
+
+// Save appends the request and response records of p's redirects and of
+// p to the current file, in one write.
 func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err
@@ -190,18 +192,31 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if closed {
 		return saver.ErrClosed
 	}
-	pair, entry, err := w.encode(p)
+	buf := getBuf()
+	defer putBuf(buf)
+	entries := make([]cdxEntry, 0, len(p.Hops)+1)
+	for i := range p.Hops {
+		entry, err := w.encode(buf, hopPage(p, &p.Hops[i]))
+		if err != nil {
+			return fmt.Errorf("warc saver: save %q: redirect %d: %w", p.Key, i, err)
+		}
+		entries = append(entries, entry)
+	}
+	entry, err := w.encode(buf, p)
 	if err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
 	}
-	defer putBuf(pair)
+	entries = append(entries, entry)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return saver.ErrClosed
 	}
-	if err := w.write(pair.Bytes(), entry); err != nil {
+	if err := w.write(buf.Bytes(), entries); err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
+	}
+	if p.Failed {
+		return nil // no version of the page for a revisit to refer to
 	}
 	if w.last != nil && entry.revisitOf == nil {
 		if _, ok := w.last[entry.uri]; ok || len(w.last) < RevisitMemory {
@@ -217,129 +232,10 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	return nil
 }
 
-// encode builds p's two records and compresses each as a gzip member.
-func (w *Saver) encode(p *saver.Page) (*bytes.Buffer, cdxEntry, error) {
-	target, err := targetURI(p)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	ex := newExchange(p, target)
-	reqID, err := newRecordID()
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	respID, err := newRecordID()
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), driver.MetaValue(p.Key)
-	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
-	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {FieldKey, key},
-		{FieldLabels, driver.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, driver.Visit(p.Visit)}}
-	respFields := append([][2]string{{gowarc.WarcRecordID, respID}, {gowarc.ContentType, "application/http;msgtype=response"},
-		{gowarc.WarcConcurrentTo, reqID}, {gowarc.WarcPayloadDigest, entry.digest}}, common...)
-	typ, block := gowarc.Response, [][]byte{ex.response, ex.payload}
-	switch {
-	case p.Unchanged:
-		// A 304: the body is in an earlier response of this URI. Its date
-		// and ID are known when this saver wrote it (a revisit record
-		// may leave them out: WARC 1.1, 6.7.2).
-		// The index line carries the original's payload digest, by which
-		// an index user resolves the revisit; unknown ("") when another
-		// worker wrote the response.
-		w.mu.Lock()
-		last := w.last[uri]
-		w.mu.Unlock()
-		ref := &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1, TargetRecordId: last.id,
-			TargetUri: uri, TargetDate: last.date}
-		typ, block, entry.revisitOf, entry.digest = gowarc.Revisit, block[:1], ref, last.digest
-		respFields[3][1] = "" // no payload, so no payload digest
-		respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
-			{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
-	case w.cfg.Revisits:
-		w.mu.Lock()
-		ref := w.seen[entry.digest]
-		w.mu.Unlock()
-		if ref != nil {
-			// The payload is in an earlier response: say where, keep the headers.
-			typ, block, entry.revisitOf = gowarc.Revisit, block[:1], ref
-			respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
-				{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
-		}
-	}
-	rec, err := buildRecord(w.opts, typ, respFields, block...)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	defer rec.Close()
-	req, err := buildRecord(w.opts, gowarc.Request, append([][2]string{{gowarc.WarcRecordID, reqID},
-		{gowarc.ContentType, "application/http;msgtype=request"}, {gowarc.WarcConcurrentTo, respID},
-		{gowarc.WarcPayloadDigest, warcDigest(nil)}}, common...), ex.request)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	defer req.Close()
-	buf := getBuf()
-	if err := compressRecord(buf, req); err != nil {
-		putBuf(buf)
-		return nil, cdxEntry{}, err
-	}
-	entry.offset = int64(buf.Len()) // relative to the pair, until written
-	if err := compressRecord(buf, rec); err != nil {
-		putBuf(buf)
-		return nil, cdxEntry{}, err
-	}
-	entry.length = int64(buf.Len()) - entry.offset
-	return buf, entry, nil
-}
-
-var (
-	// One gzip member per record pays the block setup twice a page, where a
-	// tar.gz stream pays it once per 64 KB: at BestSpeed a page costs ~155 µs
-	// of CPU against tar.gz's ~110 µs (~65 µs more at the default level),
-	// and a WARC file is ~8% larger than at the default level (4.4 against
-	// 4.1 KB a page of the benchmark).
-	gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
-	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	marshal  = gowarc.NewMarshaler()
-)
-
-func getBuf() *bytes.Buffer { b := bufPool.Get().(*bytes.Buffer); b.Reset(); return b }
-
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= 4<<20 {
-		bufPool.Put(b)
-	}
-}
-
-// copyPool holds the buffers through which records are copied into gzip.
-var copyPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// pooledCopy gives a writer a ReadFrom that copies through a pooled buffer:
-// the marshaler's io.Copy otherwise allocates 32 KB per record, most of a
-// page's allocations.
-type pooledCopy struct{ io.Writer }
-
-func (w pooledCopy) ReadFrom(r io.Reader) (int64, error) {
-	buf := copyPool.Get().(*[]byte)
-	defer copyPool.Put(buf)
-	return io.CopyBuffer(w.Writer, r, *buf)
-}
-
-// compressRecord appends rec to buf as one gzip member.
-func compressRecord(buf *bytes.Buffer, rec gowarc.WarcRecord) error {
-	zw := gzipPool.Get().(*gzip.Writer)
-	defer gzipPool.Put(zw)
-	zw.Reset(buf)
-	if _, _, err := marshal.Marshal(pooledCopy{zw}, rec, 0); err != nil {
-		return fmt.Errorf("write %s record: %w", rec.Type(), err)
-	}
-	return zw.Close()
-}
-
 // write appends data (whole records) to the current file, rotating first
-// when it would grow past MaxSize. Called with mu held.
-func (w *Saver) write(data []byte, entry cdxEntry) error {
+// when it would grow past MaxSize; entries are the index lines of its
+// response records, their offsets relative to data. Called with mu held.
+func (w *Saver) write(data []byte, entries []cdxEntry) error {
 	if w.cur != nil && w.cur.pages > 0 && w.cur.size+int64(len(data)) > w.cfg.MaxSize {
 		w.retired = append(w.retired, w.cur)
 		w.cur = nil
@@ -363,8 +259,10 @@ func (w *Saver) write(data []byte, entry cdxEntry) error {
 		return fmt.Errorf("append to %s: %w", cur.name, err)
 	}
 	if w.cfg.CDX {
-		entry.offset += cur.size
-		cur.cdx = append(cur.cdx, entry)
+		for _, e := range entries {
+			e.offset += cur.size
+			cur.cdx = append(cur.cdx, e)
+		}
 	}
 	cur.size += int64(n)
 	cur.pages++
