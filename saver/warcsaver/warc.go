@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -41,8 +42,9 @@ type Config struct {
 	ReferUnchanged bool
 	Crawl          string
 	Worker         string
-	Software       string // warcinfo "software"; default "distscrape"
-	ConfigDigest   string // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+	Software       string       // warcinfo "software"; default "distscrape"
+	ConfigDigest   string       // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+	Logger         *slog.Logger // the repairs of dead writers' files; default slog.Default()
 }
 
 // RevisitMemory bounds the payload digests a WARC saver remembers for
@@ -75,8 +77,9 @@ const DefaultMaxSize = 1 << 30
 type Saver struct {
 	cfg  Config
 	opts []gowarc.WarcRecordOption
-	name string // {crawl}-{worker}, escaped for a file name
-	tmp  string // this worker's directory for temporary files
+	name string   // {crawl}-{worker}, escaped for a file name
+	tmp  string   // this worker's directory for temporary files
+	lock *os.File // held while the saver is open: this writer is alive
 
 	mu      sync.Mutex
 	cur     *warcFile
@@ -151,12 +154,31 @@ func New(cfg Config) (*Saver, error) {
 	w := &Saver{cfg: cfg, name: names.RenderFileName(cfg.Crawl, cfg.Worker)}
 	// Large records spill to files, and indexes are written beside their
 	// final name first: in a directory of this worker's own, emptied at
-	// start, so what a killed worker left there goes away.
-	w.tmp = filepath.Join(cfg.Dir, TempDir, w.name)
+	// start, so what a killed worker left there goes away; before that,
+	// the files it (or any dead writer here) was writing are repaired.
+	root := filepath.Join(cfg.Dir, TempDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("warc saver: %w", err)
+	}
+	lock, ok, err := disk.TryLock(filepath.Join(root, w.name+lockSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("warc saver: lock: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s in %s", ErrWriterAlive, w.name, cfg.Dir)
+	}
+	w.lock = lock
+	w.tmp = filepath.Join(root, w.name)
+	if _, err := repair(cfg.Dir, w.name, cfg.CDX, cfg.Logger); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	if err := os.RemoveAll(w.tmp); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("warc saver: clean %s: %w", w.tmp, err)
 	}
 	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
 	w.opts = warcRecordOptions(w.tmp)
@@ -276,11 +298,19 @@ func (w *Saver) create() error {
 		name := w.name + "-" + ts + "-" + fmt.Sprintf("%05d", w.seq) + ".warc.gz"
 		w.seq++
 		path := filepath.Join(w.cfg.Dir, name)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
-		if errors.Is(err, os.ErrExist) {
+		if _, err := os.Lstat(path); err == nil {
 			continue // a restarted worker within the same second
 		}
+		if err := w.markOpen(name); err != nil {
+			return fmt.Errorf("mark %s open: %w", name, err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			w.markComplete(name)
+			continue
+		}
 		if err != nil {
+			w.markComplete(name)
 			return fmt.Errorf("create %s: %w", path, err)
 		}
 		info, err := buildRecord(w.opts, gowarc.Warcinfo, [][2]string{{gowarc.WarcDate, warcDate(time.Now())},
@@ -303,6 +333,7 @@ func (w *Saver) create() error {
 		if err != nil {
 			f.Close()
 			os.Remove(path)
+			w.markComplete(name)
 			return fmt.Errorf("start %s: %w", path, err)
 		}
 		w.cur = &warcFile{f: f, name: name, size: int64(buf.Len())}
@@ -378,6 +409,9 @@ func (w *Saver) finish(f *warcFile) error {
 		}
 		f.indexed = true
 	}
+	if err := w.markComplete(f.name); err != nil {
+		return fmt.Errorf("warc saver: %w", err)
+	}
 	return nil
 }
 
@@ -392,5 +426,15 @@ func (w *Saver) Close(ctx context.Context) error {
 	}
 	w.closed = true
 	w.mu.Unlock()
-	return w.flush(true)
+	err := w.flush(true)
+	if err == nil {
+		// Nothing of this writer is left to repair: its directory goes,
+		// then its lock.
+		err = os.RemoveAll(w.tmp)
+		if err == nil {
+			err = os.Remove(w.lock.Name())
+		}
+	}
+	w.lock.Close()
+	return err
 }
