@@ -217,6 +217,8 @@ func runWorker(c *cli.Context, single bool) error {
 	defer cancel()
 	if err := sv.Close(closeCtx); err != nil {
 		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
+	} else if runErr == nil && ctx.Err() == nil {
+		runErr = within("saver", crawlWACZ(ctx, cfg, single, log))
 	}
 	if metricsErr != nil {
 		select {
