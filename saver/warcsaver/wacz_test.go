@@ -14,6 +14,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -182,6 +183,15 @@ func TestWACZ(t *testing.T) {
 	}
 	if len(lines) != 9 || statuses["http://example.test/old"] != "301" || statuses["http://example.test/gone"] != "404" {
 		t.Errorf("%d index lines, statuses %v", len(lines), statuses)
+	}
+
+	if js := warcioJS(t); js != "" {
+		// A third reader, as a replay tool reads the package: warcio.js
+		// through the zip's own directory and the stored members' offsets.
+		got, err := exec.Command("node", "testdata/wacz_read.cjs", filepath.Join(filepath.Dir(js), "index.cjs"), out).CombinedOutput()
+		if err != nil || strings.TrimSpace(string(got)) != strconv.Itoa(len(lines)) {
+			t.Errorf("warcio.js read %q, %v; want %d records", got, err, len(lines))
+		}
 	}
 
 	sc := bufio.NewScanner(bytes.NewReader(read("pages/pages.jsonl")))
