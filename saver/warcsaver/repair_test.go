@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/nlnwa/gowarc"
 
@@ -54,7 +55,10 @@ func readAll(t *testing.T, path string) (int, error) {
 		return n, fmt.Errorf("nlnwa/gowarc read %d records, warctest %d", n, len(recs))
 	}
 	if js := warcioJS(t); js != "" {
-		out, err := exec.Command("node", js, "index", path).CombinedOutput()
+		// A reader that hangs on a torn tail (warcio.js did) fails here, bounded.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, "node", js, "index", path).CombinedOutput()
 		if err != nil || bytes.Count(out, []byte("\n")) != n {
 			return n, fmt.Errorf("warcio.js index: %d lines for %d records, %v: %s", bytes.Count(out, []byte("\n")), n, err, out)
 		}
