@@ -55,4 +55,11 @@ func TestFileManifestListsResponses(t *testing.T) {
 	if files := pageFiles(t, dir); len(files) != 1 {
 		t.Fatalf("files %v, want the page's only", files)
 	}
+	var walked []string
+	if _, err := filesaver.Walk(context.Background(), dir, func(p *saver.Page) error {
+		walked = append(walked, p.Key)
+		return nil
+	}); err != nil || strings.Join(walked, ",") != page.Key {
+		t.Fatalf("Walk: %q, %v; want the page alone", walked, err)
+	}
 }

@@ -3,6 +3,7 @@ package warcsaver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"strings"
@@ -57,15 +58,15 @@ func TestWARCEveryResponse(t *testing.T) {
 	var got []string
 	for _, r := range recs {
 		if r.Type == "response" {
-			got = append(got, r.HTTP.Status+" "+r.Get("WARC-Target-URI")+" "+r.HTTP.Header.Get("Location")+" "+string(r.Payload))
+			got = append(got, r.Get(warcsaver.FieldRole)+" "+r.HTTP.Status+" "+r.Get("WARC-Target-URI")+" "+r.HTTP.Header.Get("Location")+" "+string(r.Payload))
 		}
 	}
 	want := []string{
-		"301 Moved Permanently http://example.test/old /mid moved",
-		"302 Found http://example.test/mid http://example.test/new \x1f\x8bnot really",
-		"200 OK http://example.test/new  the page",
-		"307 Temporary Redirect http://example.test/was /gone ",
-		"404 Not Found http://example.test/gone  no such page",
+		"redirect 301 Moved Permanently http://example.test/old /mid moved",
+		"redirect 302 Found http://example.test/mid http://example.test/new \x1f\x8bnot really",
+		" 200 OK http://example.test/new  the page",
+		"redirect 307 Temporary Redirect http://example.test/was /gone ",
+		"failed 404 Not Found http://example.test/gone  no such page",
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("responses:\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
@@ -87,5 +88,14 @@ func TestWARCEveryResponse(t *testing.T) {
 	}
 	if len(statuses) != 5 || statuses["http://example.test/old"] != "301" || statuses["http://example.test/gone"] != "404" {
 		t.Fatalf("index: %v", statuses)
+	}
+	// Reading the pages back (Walk) finds the page alone, not the
+	// redirects and the error filed under the same item keys.
+	var walked []string
+	if _, err := warcsaver.Walk(context.Background(), dir, func(p *saver.Page) error {
+		walked = append(walked, fmt.Sprint(p.Key, " ", p.Status))
+		return nil
+	}); err != nil || strings.Join(walked, ",") != page.Key+" 200" {
+		t.Fatalf("Walk: %q, %v; want the page alone", walked, err)
 	}
 }

@@ -218,13 +218,17 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	defer putBuf(buf)
 	entries := make([]cdxEntry, 0, len(p.Hops)+1)
 	for i := range p.Hops {
-		entry, err := w.encode(buf, hopPage(p, &p.Hops[i]))
+		entry, err := w.encode(buf, hopPage(p, &p.Hops[i]), "redirect")
 		if err != nil {
 			return fmt.Errorf("warc saver: save %q: redirect %d: %w", p.Key, i, err)
 		}
 		entries = append(entries, entry)
 	}
-	entry, err := w.encode(buf, p)
+	role := ""
+	if p.Failed {
+		role = "failed"
+	}
+	entry, err := w.encode(buf, p, role)
 	if err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
 	}

@@ -25,7 +25,8 @@ func hopPage(p *saver.Page, h *saver.Exchange) *saver.Page {
 // member, and returns the index entry of the response, its offset
 // relative to buf. A failed page (or a redirect) is never a revisit of
 // identical payload: it is no version of the page.
-func (w *Saver) encode(buf *bytes.Buffer, p *saver.Page) (cdxEntry, error) {
+// role is FieldRole's value: "redirect", "failed", or "" for a page.
+func (w *Saver) encode(buf *bytes.Buffer, p *saver.Page, role string) (cdxEntry, error) {
 	target, err := targetURI(p)
 	if err != nil {
 		return cdxEntry{}, err
@@ -42,7 +43,7 @@ func (w *Saver) encode(buf *bytes.Buffer, p *saver.Page) (cdxEntry, error) {
 	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), driver.MetaValue(p.Key)
 	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
 	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {FieldKey, key},
-		{FieldLabels, driver.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, driver.Visit(p.Visit)}}
+		{FieldLabels, driver.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, driver.Visit(p.Visit)}, {FieldRole, role}}
 	respFields := append([][2]string{{gowarc.WarcRecordID, respID}, {gowarc.ContentType, "application/http;msgtype=response"},
 		{gowarc.WarcConcurrentTo, reqID}, {gowarc.WarcPayloadDigest, entry.digest}}, common...)
 	typ, block := gowarc.Response, [][]byte{ex.response, ex.payload}

@@ -73,7 +73,7 @@ func scan(r io.Reader, want int, fn func(*scanned) error) (int64, error) {
 			return good, fmt.Errorf("%w: gzip header at %d: %v", errDamaged, start, err)
 		}
 		zr.Multistream(false)
-		rec, err := readRecord(&zr, want)
+		rec, err := readScanned(&zr, want)
 		if err != nil {
 			return good, fmt.Errorf("%w: record at %d: %v", errDamaged, start, err)
 		}
@@ -95,9 +95,9 @@ func scan(r io.Reader, want int, fn func(*scanned) error) (int64, error) {
 	}
 }
 
-// readRecord reads one record from a gzip member to its end, checking
+// readScanned reads one record from a gzip member to its end, checking
 // that its block is Content-Length bytes and two CRLFs.
-func readRecord(zr io.Reader, want int) (*scanned, error) {
+func readScanned(zr io.Reader, want int) (*scanned, error) {
 	br := bufio.NewReader(zr)
 	tp := textproto.NewReader(br)
 	version, err := tp.ReadLine()

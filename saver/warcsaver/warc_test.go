@@ -21,8 +21,8 @@ import (
 
 // warcStored turns the response records of dir into pages as a replay
 // tool would see them, after validating every record of every file: the
-// 2xx responses (a redirect or an error page is a response of its own,
-// no version of the page).
+// responses but the redirects and failures (FieldRole), which are no
+// version of a page.
 func warcStored(t testing.TB, dir string) []savertest.Stored {
 	t.Helper()
 	recs, err := warctest.ReadDir(dir)
@@ -31,7 +31,7 @@ func warcStored(t testing.TB, dir string) []savertest.Stored {
 	}
 	var out []savertest.Stored
 	for _, r := range recs {
-		if r.Type != "response" || r.HTTP.StatusCode >= 300 {
+		if r.Type != "response" || r.Get(warcsaver.FieldRole) != "" {
 			continue
 		}
 		h := r.HTTP.Header
