@@ -251,6 +251,8 @@ func runWorker(c *cli.Context, single bool) error {
 	defer cancel()
 	if err := sv.Close(closeCtx); err != nil {
 		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
+	} else if runErr == nil && ctx.Err() == nil {
+		runErr = within("saver", crawlWACZ(ctx, cfg, single, log))
 	}
 	if sink != nil {
 		if err := sink.Close(closeCtx); err != nil {

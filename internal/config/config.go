@@ -170,6 +170,7 @@ type Saver struct {
 	MaxSize      Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
 	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
 	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
+	WACZ         bool          `yaml:"wacz"`          // warc, crawl command: package the WARC files as DIR.wacz when the crawl ends
 	KeepVersions int           `yaml:"keep_versions"` // file, s3, redis: versions of a revisited page kept, the newest included; default 3
 	Capture      []string      `yaml:"capture"`       // copies of rendered pages: pdf, screenshot
 }

@@ -46,6 +46,9 @@ func (c *Config) validate(p *problems) {
 	if c.Limits.MaxBytes < 0 {
 		p.add("limits.max_bytes", "%d: want 0 (unlimited) or a size like 10GiB", c.Limits.MaxBytes)
 	}
+	if c.Saver.WACZ && c.Saver.Kind != "warc" {
+		p.add("saver.wacz", "needs saver.kind warc: a WACZ file packages WARC files")
+	}
 	switch {
 	case c.Saver.ConvertLinks && c.Saver.Kind != "file":
 		p.add("saver.convert_links", "needs saver.kind file (mirror layout): other savers keep pages, not a browsable tree")
