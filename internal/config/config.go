@@ -36,6 +36,8 @@ type Config struct {
 	// Extract takes records out of pages (see extract.go); Records stores them.
 	Extract []ExtractRule `yaml:"extract"`
 	Records Records       `yaml:"records"`
+	// Notify reports to the operator (see notify.go).
+	Notify Notify `yaml:"notify"`
 
 	secrets []string // the values of ${VAR} references: see Redactor
 }
