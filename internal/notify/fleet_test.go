@@ -50,6 +50,21 @@ func (b *fleetBundle) step(t *testing.T) {
 	}
 }
 
+// dispatched waits until the receiver got sent reports and the workers
+// left claimed to each other: the claims are made in the background, on
+// the tracker's clock, which the test must not move before they are.
+func (b *fleetBundle) dispatched(t *testing.T, sent int, claimed int64) {
+	t.Helper()
+	b.rcv.wait(t, sent)
+	deadline := time.Now().Add(time.Minute)
+	for b.n[0].Counters().Claimed+b.n[1].Counters().Claimed < claimed {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d claims lost after a minute, want %d", b.n[0].Counters().Claimed+b.n[1].Counters().Claimed, claimed)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 // close flushes both notifiers and returns the kinds received, sorted.
 func (b *fleetBundle) close(t *testing.T) []string {
 	for _, n := range b.n {
@@ -120,8 +135,10 @@ func TestFleetSendsEachEventOnce(t *testing.T) {
 	b.clock.Advance(30 * time.Second)
 	b.step(t) // dead letters and the dead victim, seen by both
 	b.step(t) // and seen again: still once
+	b.dispatched(t, 2, 2)
 	b.clock.Advance(time.Hour)
 	b.step(t) // a summary bucket passed
+	b.dispatched(t, 3, 3)
 	st, err := b.tr.Stats(t.Context())
 	if err != nil {
 		t.Fatal(err)
