@@ -64,7 +64,7 @@ bench: deps build
 
 ## bench-saver: every saver (file, tar, Redis, S3, WARC) with 8 KiB pages: MB/s and items/s
 bench-saver: deps
-	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/
+	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/...
 
 ## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes;
 ## ARGS="-only lifecycle" runs one figure)

@@ -21,6 +21,7 @@ type Client struct {
 	hosts   *hostLimiter
 	robots  *robotsCache // nil when robots.txt is ignored
 	headers http.Header  // Config.Headers, canonicalised
+	id      *identity    // user agents and cookie jar
 	closed  atomic.Bool
 }
 
@@ -31,6 +32,10 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	proxies, err := parseProxies(cfg.Proxies)
+	if err != nil {
+		return nil, err
+	}
+	id, err := newIdentity(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -56,6 +61,7 @@ func New(cfg Config) (*Client, error) {
 		global:  make(chan struct{}, cfg.Concurrency),
 		hosts:   newHostLimiter(cfg.PerHostConcurrency, cfg.PerHostRate),
 		headers: make(http.Header, len(cfg.Headers)),
+		id:      id,
 	}
 	for k, v := range cfg.Headers {
 		c.headers.Set(k, v)
@@ -80,6 +86,7 @@ type options struct {
 	scoped       bool     // check Config.InScope on redirects
 	origin       *url.URL // robots.txt: redirects stay on this origin or its https upgrade
 	robots       bool     // obey robots.txt
+	raw          bool     // Exchange: every status is a Response, redirects not followed
 }
 
 // Fetch sends req and returns the page, its body read in full. Any failure
@@ -175,11 +182,16 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()
 	var cp capture
-	resp, err := c.roundTrip(req.WithContext(cp.trace(hctx)))
+	sent := c.id.withCookies(req)
+	resp, err := c.roundTrip(sent.WithContext(cp.trace(hctx)))
 	if err != nil {
 		return nil, nil, classify(ctx, u.Redacted(), causeOf(hctx, err))
 	}
 	defer resp.Body.Close()
+	c.id.keepCookies(req, resp)
+	if o.raw {
+		return c.rawResponse(ctx, hctx, sent, resp, o, &cp)
+	}
 
 	switch resp.StatusCode {
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
@@ -199,7 +211,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		// The answer asked for, not a failure: no body, and the caller
 		// keeps what it has (Response.NotModified).
 		drain(resp.Body)
-		return &Response{URL: u, Status: resp.StatusCode, Header: resp.Header, FetchedAt: time.Now(), Request: req,
+		return &Response{URL: u, Status: resp.StatusCode, Header: resp.Header, FetchedAt: time.Now(), Request: sent,
 			Proto: resp.Proto, Reason: reason(resp.Status), RemoteAddr: cp.remote}, nil, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
@@ -223,7 +235,7 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 		ContentType: mediaType(resp.Header.Get("Content-Type"), body),
 		Body:        body,
 		FetchedAt:   time.Now(),
-		Request:     req,
+		Request:     sent,
 		Proto:       resp.Proto,
 		Reason:      reason(resp.Status),
 		RemoteAddr:  cp.remote,
@@ -268,7 +280,7 @@ func (c *Client) setHeaders(req *http.Request) {
 		}
 	}
 	if req.Header.Get("User-Agent") == "" {
-		req.Header.Set("User-Agent", c.cfg.UserAgent)
+		req.Header.Set("User-Agent", c.id.userAgent(req.URL.Hostname(), c.cfg.UserAgent))
 	}
 	if req.Header.Get("Accept") == "" {
 		req.Header.Set("Accept", defaultAccept)

@@ -4,6 +4,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"time"
 )
@@ -48,6 +49,14 @@ type Config struct {
 	// archive (WARC) stores the transmitted bytes. It costs the encoded
 	// size again per page, so it is off unless a saver needs it.
 	KeepWireBody bool
+	// UserAgents, when set, replaces UserAgent: one per request, picked as
+	// UserAgentMode says (default Rotate).
+	UserAgents    []string
+	UserAgentMode UserAgentMode
+	// Jar, when set, sends its cookies with every hop (Fetch and Exchange)
+	// and keeps every cookie an answer sets; nil: no cookies but the
+	// configured Headers.
+	Jar http.CookieJar
 }
 
 // DefaultConfig returns the defaults, with robots.txt obeyed.

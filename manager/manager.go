@@ -436,6 +436,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 	}
 	m.fetched.Add(1)
 	m.bytes.Add(int64(len(resp.Body)))
+	caps := m.capturesOf(resp) // taken at once: a page that fails leaves none behind
 	if m.cfg.Rules != nil {
 		if j.revisit, err = m.cfg.Rules.Revisit(ctx, item); err != nil {
 			j.err = err
@@ -460,6 +461,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		return
 	}
 	page := pageOf(j.lease, resp)
+	page.Captures = caps
 	// Extract before saving: a page whose records fail validation (a
 	// captcha served with 200) is not kept, like one the scraper refuses.
 	sets, err := m.extract(ctx, page)
@@ -501,19 +503,6 @@ func (m *Manager) observe(err error, resp *fetch.Response) {
 		o.Status = fe.Status
 	}
 	m.cfg.Observer.ObserveFetch(o)
-}
-
-// pageOf is what the saver gets of a response: the body and the exchange
-// behind it, as an archive records it, and the item's labels and visits.
-func pageOf(lease tracker.Lease, resp *fetch.Response) *saver.Page {
-	p := &saver.Page{Key: lease.Key, Labels: lease.Labels, Visit: lease.Visits, Unchanged: resp.NotModified(),
-		URL: resp.URL.String(), Status: resp.Status,
-		ContentType: resp.Header.Get("Content-Type"), FetchedAt: resp.FetchedAt, Body: resp.Body,
-		Proto: resp.Proto, Reason: resp.Reason, Header: resp.Header, RemoteAddr: resp.RemoteAddr, WireBody: resp.WireBody}
-	if resp.Request != nil {
-		p.Method, p.RequestHeader = resp.Request.Method, resp.Request.Header
-	}
-	return p
 }
 
 // finalErr marks an error that retrying cannot fix.

@@ -20,6 +20,7 @@ import (
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
@@ -109,7 +110,7 @@ func setup(t *testing.T, pages int, opts tracker.Options) *bundle {
 	if b.tr, err = memtracker.New(memtracker.Config{Options: opts}); err != nil {
 		t.Fatal(err)
 	}
-	if b.sv, err = saver.NewFile(saver.FileConfig{Dir: b.dir, Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"}); err != nil {
+	if b.sv, err = filesaver.New(filesaver.Config{Dir: b.dir, Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"}); err != nil {
 		t.Fatal(err)
 	}
 	if b.sc, err = scraper.NewLink(scraper.LinkConfig{Seeds: []string{b.site.url(0)}, LinkRegex: `href="([^"]+)"`}); err != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
@@ -290,7 +291,7 @@ func TestUnchangedPageKeepsItsRecords(t *testing.T) {
 	if _, err := mt.Add(context.Background(), []tracker.Item{{Key: same}, {Key: fresh}}); err != nil {
 		t.Fatal(err)
 	}
-	sv, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
+	sv, err := filesaver.New(filesaver.Config{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

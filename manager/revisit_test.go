@@ -16,6 +16,7 @@ import (
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
@@ -129,7 +130,7 @@ func TestConditionalRevisit(t *testing.T) {
 			if _, err := mt.Add(context.Background(), []tracker.Item{{Key: same}, {Key: changed}}); err != nil {
 				t.Fatal(err)
 			}
-			base, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
+			base, err := filesaver.New(filesaver.Config{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,17 +13,19 @@ var (
 	ErrInvalidPage = errors.New("saver: invalid page")
 	// ErrConfig is wrapped by constructor errors about a bad setting.
 	ErrConfig = errors.New("saver: bad config")
-	// ErrBucketNotFound is returned by NewS3 when the bucket does not exist.
+	// ErrBucketNotFound is returned by s3saver.New when the bucket does not exist.
 	ErrBucketNotFound = errors.New("saver: bucket not found")
 	// ErrAccessDenied is returned when the store refuses the credentials.
 	ErrAccessDenied = errors.New("saver: access denied")
+	// ErrNotWritable is returned by the Check functions of the drivers that
+	// write files (filesaver, tarsaver, warcsaver) for an output directory
+	// the saver could not write to.
+	ErrNotWritable = errors.New("not writable")
 )
 
-func configErr(field, format string, a ...any) error {
-	return fmt.Errorf("%s: %s: %w", field, fmt.Sprintf(format, a...), ErrConfig)
-}
-
-func checkPage(p *Page) error {
+// CheckPage returns an error wrapping ErrInvalidPage for a page no saver
+// can store (nil, or with an empty key): every Save calls it first.
+func CheckPage(p *Page) error {
 	if p == nil {
 		return fmt.Errorf("nil page: %w", ErrInvalidPage)
 	}

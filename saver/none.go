@@ -16,7 +16,7 @@ func (n *none) Save(ctx context.Context, p *Page) error {
 	if n.closed.Load() {
 		return ErrClosed
 	}
-	return checkPage(p)
+	return CheckPage(p)
 }
 
 func (n *none) Flush(context.Context) error {

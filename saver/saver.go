@@ -1,5 +1,10 @@
-// Package saver stores fetched bodies durably: in files, tar archives,
-// Redis, S3 or WARC files.
+// Package saver is the contract of the savers, which store fetched bodies
+// durably: Page, Saver, the errors callers branch on, the name-template
+// syntax and the formats shared by stores (labels, version stamps). The
+// drivers live in packages of their own, so that what imports the
+// contract (the manager) links no store's client: filesaver (a directory
+// tree or an offline mirror), tarsaver, warcsaver, redissaver and s3saver;
+// None, which keeps nothing, is here.
 //
 // The crawl manager completes an item in the tracker only after Flush has
 // returned nil for a Save of it, so every saver must make Flush mean "what was
@@ -10,14 +15,13 @@
 //
 // A saver of one's own implements Saver (see the Saver example) and proves
 // itself with savertest.Run and an independent reader of its store. A
-// saver sees pages only: this package never imports the tracker, the
-// manager, the config or the command line.
+// saver sees pages only: this package imports nothing of distscrape, and a
+// driver imports this contract and the helpers under saver/internal only.
 package saver
 
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 )
 
@@ -64,6 +68,17 @@ type Page struct {
 	// record, the file saver's manifest line); the tar, Redis and S3
 	// savers, given one all the same, store nothing.
 	Unchanged bool
+	// Captures are copies of a rendered page (fetch.render rules with
+	// saver.capture): a PDF, a full-page PNG. Savers store them beside
+	// the body.
+	Captures []Capture
+}
+
+// Capture is one copy of a rendered page.
+type Capture struct {
+	Kind        string // "pdf", "screenshot"
+	ContentType string // "application/pdf", "image/png"
+	Data        []byte
 }
 
 // UnchangedRecorder is a Saver that records revisits answered 304
@@ -86,21 +101,6 @@ func RecordsUnchanged(s Saver) bool {
 // savers keep beside the body (Content-Type has its own field): enough to
 // revalidate a page (ETag, Last-Modified) and to see its transmitted size.
 var MetaHeaders = []string{"Content-Length", "ETag", "Last-Modified"}
-
-// metaHeaders returns p's MetaHeaders that it has, by lower-case name (the
-// key suffix under which the savers store them); nil when it has none.
-func metaHeaders(p *Page) map[string]string {
-	var m map[string]string
-	for _, name := range MetaHeaders {
-		if v := p.Header.Get(name); v != "" {
-			if m == nil {
-				m = make(map[string]string, len(MetaHeaders))
-			}
-			m[strings.ToLower(name)] = v
-		}
-	}
-	return m
-}
 
 // Saver stores pages. Save and Flush are safe for concurrent use.
 type Saver interface {

@@ -57,3 +57,10 @@ func TestNone(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestRecordsUnchanged: None records no 304, so the manager hands it none.
+func TestRecordsUnchanged(t *testing.T) {
+	if saver.RecordsUnchanged(saver.None()) {
+		t.Error("RecordsUnchanged(None()) = true, want false")
+	}
+}

@@ -166,7 +166,7 @@ func (l *Link) InScope(u *url.URL) bool {
 }
 
 // LinkResolver is a scraper that can say what becomes of a link on a page:
-// the file saver's offline mirror (saver.FileConfig.ConvertLinks) rewrites
+// the file saver's offline mirror (filesaver.Config.ConvertLinks) rewrites
 // the links the crawl follows to the files of their items.
 type LinkResolver interface {
 	// ResolveLink returns the item that ref, found on the page at base,

@@ -16,9 +16,11 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/distscrape/distscrape/fetch/login"
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/internal/metrics"
 	"github.com/distscrape/distscrape/manager"
+	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -159,6 +161,15 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	// A login that fails mid-crawl stops this worker's checkouts: it must
+	// not save login pages (wire_render.go).
+	runCtx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
+	pages, err := openPages(cfg, fe, sc.InScope, log, func(err error) { stopRun(err) })
+	if err != nil {
+		return err
+	}
+	defer pages.Close()
 	rules, err := openRules(cfg)
 	if err != nil {
 		return within("scraper", err)
@@ -184,11 +195,24 @@ func runWorker(c *cli.Context, single bool) error {
 		mcfg.Rules = rules // never a nil *Rules in the interface
 	}
 	var m *metrics.Metrics
+	var obs manager.RecordObserver
 	if metricsLn != nil {
 		m = newMetrics(cfg.Crawl, worker, tr, single || c.Bool("crawl-metrics"))
-		mcfg.Observer = m
+		mcfg.Observer, obs = m, m
 	}
-	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
+	ex, err := openExtractor(cfg, obs)
+	if err != nil {
+		return within("extract", err)
+	}
+	var sink record.Sink
+	if ex != nil {
+		if sink, err = openRecords(ctx, cfg, worker, ex.ex.Schemas()); err != nil {
+			sv.Close(context.WithoutCancel(ctx))
+			return within("records", err)
+		}
+		mcfg.Extractor, mcfg.Records = ex, sink
+	}
+	mgr, err := manager.New(tr, sc, sv, pages.Fetcher, mcfg)
 	if err != nil {
 		return err
 	}
@@ -207,9 +231,19 @@ func runWorker(c *cli.Context, single bool) error {
 	log.Info("worker starting", "worker", worker, "tracker", cfg.Tracker.Kind, "saver", cfg.Saver.Kind,
 		"concurrency", mcfg.Concurrency, "batch", mcfg.Batch)
 
-	prog := startProgress(ctx, tr, mgr, log, !c.Bool("no-progress"))
-	sum, runErr := mgr.Run(ctx)
+	if err := pages.loginFirst(ctx); err != nil {
+		_ = sv.Close(context.WithoutCancel(ctx))
+		if sink != nil {
+			_ = sink.Close(context.WithoutCancel(ctx))
+		}
+		return err
+	}
+	prog := startProgress(ctx, tr, mgr, ex, log, !c.Bool("no-progress"))
+	sum, runErr := mgr.Run(runCtx)
 	prog.stop()
+	if cause := context.Cause(runCtx); errors.Is(cause, login.ErrLoginFailed) {
+		runErr = errors.Join(runErr, within("login", cause))
+	}
 	var limit *tracker.LimitError
 	if errors.As(runErr, &limit) {
 		runErr = nil // the limit the operator set: a run that ends there succeeded
@@ -222,6 +256,12 @@ func runWorker(c *cli.Context, single bool) error {
 	if err := sv.Close(closeCtx); err != nil {
 		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
 	}
+	if sink != nil {
+		if err := sink.Close(closeCtx); err != nil {
+			runErr = errors.Join(runErr, within("records", fmt.Errorf("close: %w", err)))
+		}
+	}
+	sum.Records = ex.withSkipped(sum.Records)
 	if metricsErr != nil {
 		select {
 		case err := <-metricsErr:
@@ -236,6 +276,8 @@ func runWorker(c *cli.Context, single bool) error {
 	switch {
 	case errors.Is(runErr, tracker.ErrStateLost):
 		state = "crawl state lost, NOT done"
+	case errors.Is(runErr, login.ErrLoginFailed):
+		state = "stopped: login failed, NOT done"
 	case ctx.Err() != nil:
 		state = "stopped by signal"
 	case limit != nil:

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -37,7 +37,7 @@ func deadLettersFile(cfg *config.Config, worker string) string {
 	case "tar":
 		base = filepath.Dir(expandName(cfg.Saver.Path, cfg.Crawl, worker))
 	}
-	return filepath.Join(base, saver.MetaDir, cfg.Crawl+"-failed.jsonl")
+	return filepath.Join(base, filesaver.MetaDir, cfg.Crawl+"-failed.jsonl")
 }
 
 // deadLettersLine is the summary's line about the dead letters: where to

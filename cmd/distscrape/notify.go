@@ -28,8 +28,9 @@ type reports struct {
 }
 
 // startReports builds the receivers of cfg.Notify and starts watching tr.
-// A fleet sends each report once through the tracker's OnceClaimer; an
-// engine without one makes each worker send its own, said once in the log.
+// A fleet sends each report once through the tracker's SharedStore
+// (Claim); an engine without it makes each worker send its own, said once
+// in the log.
 func startReports(ctx context.Context, cfg *config.Config, worker string, tr tracker.Engine, log *slog.Logger) (*reports, error) {
 	nc := cfg.Notify
 	if !nc.Enabled() {
@@ -39,9 +40,11 @@ func startReports(ctx context.Context, cfg *config.Config, worker string, tr tra
 	if err != nil {
 		return nil, usageError{redactor.Error(err)}
 	}
-	claimer, _ := tr.(tracker.OnceClaimer)
-	if claimer == nil {
-		log.Warn("notify: the tracker cannot claim a report for the fleet (no tracker.OnceClaimer): each worker sends its own")
+	var claimer notify.Claimer
+	if s, ok := tr.(tracker.SharedStore); ok {
+		claimer = s
+	} else {
+		log.Warn("notify: the tracker cannot claim a report for the fleet (no tracker.SharedStore): each worker sends its own")
 	}
 	on := make([]notify.Kind, len(nc.On))
 	for i, k := range nc.On {

@@ -15,6 +15,11 @@ import (
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
+	"github.com/distscrape/distscrape/saver/redissaver"
+	"github.com/distscrape/distscrape/saver/s3saver"
+	"github.com/distscrape/distscrape/saver/tarsaver"
+	"github.com/distscrape/distscrape/saver/warcsaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
@@ -110,15 +115,19 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 	s := cfg.Scraper
 	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
 	reqs := requestTemplates(s.Requests)
+	follow, err := openFinder(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if s.Kind == "id" {
 		return scraper.NewID(scraper.IDConfig{IDRegex: s.IDRegex, DownloadURLFmt: s.DownloadURLFmt,
 			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
-			Requests: reqs})
+			Requests: reqs, Follow: follow})
 	}
 	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
 		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
-		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs})
+		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs, Follow: follow})
 }
 
 // requestTemplates is scraper.requests as the scraper takes them.
@@ -145,7 +154,15 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	robots := f.Robots == nil || *f.Robots
 	fleet, _ := tr.(fetch.FleetLimiter)
 	permits, _ := tr.(fetch.FleetPermits)
-	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits,
+	jar, err := openJar(cfg, tr, log)
+	if err != nil {
+		return nil, err
+	}
+	fc := fetch.Config{UserAgents: f.UserAgents, UserAgentMode: fetch.UserAgentMode(f.UserAgentMode)}
+	if jar != nil {
+		fc.Jar = jar // never a nil *Jar in the interface
+	}
+	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits, UserAgents: fc.UserAgents, UserAgentMode: fc.UserAgentMode, Jar: fc.Jar,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,
@@ -166,26 +183,26 @@ func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog
 	case "none":
 		return saver.None(), nil
 	case "tar":
-		return saver.NewTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
+		return tarsaver.New(tarsaver.Config{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
 	case "warc":
 		// Only revisits get a 304: a crawl without them remembers no responses.
-		return saver.NewWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
+		return warcsaver.New(warcsaver.Config{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
 			ReferUnchanged: len(cfg.Scraper.Revisit) > 0, Crawl: cfg.Crawl, Worker: worker,
 			Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
 	case "redis":
-		return saver.NewRedis(ctx, saver.RedisConfig{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker,
+		return redissaver.New(ctx, redissaver.Config{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker,
 			KeepVersions: s.KeepVersions})
 	case "s3":
-		return saver.NewS3(ctx, saver.S3Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
+		return s3saver.New(ctx, s3saver.Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
 			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker,
 			KeepVersions: s.KeepVersions})
 	default:
-		fc := saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log,
+		fc := filesaver.Config{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log,
 			KeepVersions: s.KeepVersions}
 		if lr, ok := sc.(scraper.LinkResolver); ok && s.ConvertLinks {
 			fc.ConvertLinks = lr.ResolveLink
 		}
-		return saver.NewFile(fc)
+		return filesaver.New(fc)
 	}
 }
 
@@ -207,12 +224,12 @@ func checkSaver(ctx context.Context, cfg *config.Config) error {
 	s := cfg.Saver
 	switch s.Kind {
 	case "file":
-		return saver.CheckFile(saver.FileConfig{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check",
+		return filesaver.Check(filesaver.Config{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check",
 			KeepVersions: s.KeepVersions})
 	case "tar":
-		return saver.CheckTar(saver.TarConfig{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
+		return tarsaver.Check(tarsaver.Config{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
 	case "warc":
-		return saver.CheckWARC(saver.WARCConfig{Dir: s.Dir, MaxSize: int64(s.MaxSize), Crawl: cfg.Crawl, Worker: "check"})
+		return warcsaver.Check(warcsaver.Config{Dir: s.Dir, MaxSize: int64(s.MaxSize), Crawl: cfg.Crawl, Worker: "check"})
 	}
 	sv, err := openSaver(ctx, cfg, "check", slog.Default(), nil)
 	if err != nil {

@@ -36,6 +36,8 @@ type Config struct {
 	// Extract takes records out of pages (see extract.go); Records stores them.
 	Extract []ExtractRule `yaml:"extract"`
 	Records Records       `yaml:"records"`
+	// Login, when set (Login.Set), keeps the crawl logged in (render.go).
+	Login Login `yaml:"login"`
 	// Notify reports to the operator (see notify.go).
 	Notify Notify `yaml:"notify"`
 
@@ -138,6 +140,15 @@ type Fetch struct {
 	Headers            map[string]string `yaml:"headers"`
 	Proxies            []string          `yaml:"proxies"`        // http://, https://, socks5://
 	AllowMetadata      bool              `yaml:"allow_metadata"` // allow cloud metadata addresses (169.254.0.0/16, fd00:ec2::254)
+
+	// Rendering, cookies and identity (see render.go).
+	Render            []RenderRule `yaml:"render"`             // items rendered in headless Chromium
+	RenderConcurrency int          `yaml:"render_concurrency"` // tabs per worker; default 2
+	RenderBrowser     string       `yaml:"render_browser"`     // the browser binary; default chromium on PATH
+	Cookies           *bool        `yaml:"cookies"`            // a cookie jar per crawl; default true
+	CookiesFile       string       `yaml:"cookies_file"`       // a Netscape cookies.txt imported at start
+	UserAgents        []string     `yaml:"user_agents"`        // replace user_agent: one per request
+	UserAgentMode     string       `yaml:"user_agent_mode"`    // rotate (default) | sticky (one per host)
 }
 
 // Saver selects and tunes the saver.
@@ -162,6 +173,7 @@ type Saver struct {
 	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
 	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
 	KeepVersions int           `yaml:"keep_versions"` // file, s3, redis: versions of a revisited page kept, the newest included; default 3
+	Capture      []string      `yaml:"capture"`       // copies of rendered pages: pdf, screenshot
 }
 
 // Limits bound the whole crawl, across the fleet (tracker.Limits): the

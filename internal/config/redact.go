@@ -32,6 +32,7 @@ func (c *Config) Redacted() *Config {
 		}
 	}
 	redactHeaders(red, r.Fetch.Headers)
+	r.Login = c.Login.redacted()
 	r.redactNotify(red)
 	for i := range r.Scraper.Requests {
 		redactHeaders(red, r.Scraper.Requests[i].Headers)

@@ -15,7 +15,7 @@ import (
 )
 
 // fleetBundle is two workers' notifiers and watchers over one memory
-// tracker (its OnceClaimer), both sending to one webhook receiver.
+// tracker (its SharedStore's Claim), both sending to one webhook receiver.
 type fleetBundle struct {
 	tr      *memtracker.Tracker
 	clock   *trackertest.Clock

@@ -8,8 +8,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/distscrape/distscrape/tracker"
 )
 
 // Sender delivers an event to one receiver.
@@ -20,6 +18,13 @@ type Sender interface {
 	// Send delivers ev once, within ctx. An error wrapping ErrPermanent is
 	// not retried (a refused address, a 4xx answer).
 	Send(ctx context.Context, ev Event) error
+}
+
+// Claimer is what a Notifier needs of the tracker to send once per fleet:
+// tracker.SharedStore's Claim, where among callers racing for one name
+// exactly one wins until the ttl passes.
+type Claimer interface {
+	Claim(ctx context.Context, name string, value []byte, ttl time.Duration) (bool, error)
 }
 
 // ErrPermanent marks a failure that retrying cannot fix.
@@ -37,10 +42,10 @@ const (
 type Config struct {
 	Senders []Sender
 	// Claimer, when set, makes a fleet send each event with a Key once:
-	// only the worker whose claim wins sends it. nil: every event is sent
-	// (one process is the whole fleet). A claim that fails (the tracker
-	// is unreachable) sends the event anyway: twice is better than never.
-	Claimer tracker.OnceClaimer
+	// only the worker whose claim wins sends it. nil: every event is sent.
+	// A claim that fails (the tracker is unreachable) sends the event
+	// anyway: twice is better than never.
+	Claimer Claimer
 	On      []Kind        // the kinds sent; empty: all
 	Queue   int           // events waiting, per queue; default DefaultQueue
 	Timeout time.Duration // one attempt of one sender, and one claim; default DefaultTimeout
@@ -185,7 +190,7 @@ func (n *Notifier) claim(ev Event) bool {
 	}
 	ctx, cancel := context.WithTimeout(n.ctx, n.cfg.Timeout)
 	defer cancel()
-	won, err := n.cfg.Claimer.ClaimOnce(ctx, "notify:"+ev.Key, ev.Once)
+	won, err := n.cfg.Claimer.Claim(ctx, "notify:"+ev.Key, []byte(ev.Worker), ev.Once)
 	switch {
 	case err != nil:
 		n.log.Warn("notify: cannot claim the report for the fleet; sending it from here", "kind", ev.Kind,

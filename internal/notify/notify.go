@@ -11,7 +11,8 @@
 //     queue (full: the oldest event is dropped, counted and logged), then
 //     per receiver a queue of its own, a timeout per attempt and a few
 //     attempts with backoff. Before sending, it claims the event's Key
-//     through a tracker.OnceClaimer, so a fleet sends each event once, not
+//     through the tracker (Claimer: tracker.SharedStore's Claim), so a
+//     fleet sends each event once, not
 //     once per worker.
 //   - Watch polls the tracker (Stats, Workers) and raises the events only
 //     the tracker shows: a dead-letter rate, a dead worker, the tracker
@@ -132,13 +133,14 @@ func LimitEvent(crawl, worker, what string, st tracker.Stats, now time.Time) Eve
 		Key: "limit:" + keyPart(what), Once: onceDone}
 }
 
-// keyPart makes s fit in a claim key (tracker.ValidateOnceKey).
+// keyPart makes s fit in a claim's name (tracker.ValidateShared: letters,
+// digits and . _ : / -).
 func keyPart(s string) string {
 	return strings.Map(func(r rune) rune {
-		if r <= ' ' || r > '~' {
-			return '_'
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._:/-", r) {
+			return r
 		}
-		return r
+		return '_'
 	}, s)
 }
 

@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/distscrape/distscrape/internal/warctest"
-	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/savertest"
+	"github.com/distscrape/distscrape/saver/warcsaver"
 )
 
 // members splits a .warc.gz file into its records, one per gzip member.
@@ -63,7 +63,7 @@ func write(t *testing.T, path string, records []string) {
 // untouched.
 func TestReaderCatchesTampering(t *testing.T) {
 	dir := t.TempDir()
-	s, err := saver.NewWARC(saver.WARCConfig{Dir: dir, Crawl: "c", Worker: "w"})
+	s, err := warcsaver.New(warcsaver.Config{Dir: dir, Crawl: "c", Worker: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 	"github.com/distscrape/distscrape/tracker"
@@ -142,7 +143,7 @@ func (b *bench) settled(cfg string) tracker.Stats {
 func pageFiles(t testing.TB, dir string) []string {
 	var out []string
 	for _, f := range listFiles(t, dir) {
-		if !strings.HasPrefix(f, saver.MetaDir) {
+		if !strings.HasPrefix(f, filesaver.MetaDir) {
 			if st, err := os.Stat(filepath.Join(dir, f)); err == nil && !st.IsDir() {
 				out = append(out, f)
 			}
@@ -155,7 +156,7 @@ func pageFiles(t testing.TB, dir string) []string {
 // under dir, and nothing else.
 func mirrorComplete(t *testing.T, dir string, site *fixturesite.Site) {
 	t.Helper()
-	fs, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "mirror", Crawl: "names", Worker: "check"})
+	fs, err := filesaver.New(filesaver.Config{Dir: t.TempDir(), Layout: "mirror", Crawl: "names", Worker: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -48,11 +48,11 @@ func workerNameCase(label, name string, env bool) hostile {
 		run: func(b *bench) testbin.Result {
 			site := fixturesite.Start(b.t, fixturesite.Options{Pages: 5})
 			for _, f := range []string{"manifest-names-other.jsonl", "tmp/other/1"} {
-				p := filepath.Join(b.dir, "out", saver.MetaDir, f)
+				p := filepath.Join(b.dir, "out", filesaver.MetaDir, f)
 				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 					b.t.Fatal(err)
 				}
-				b.file(filepath.Join("out", saver.MetaDir, f), []byte("another worker's"))
+				b.file(filepath.Join("out", filesaver.MetaDir, f), []byte("another worker's"))
 			}
 			cfg := b.config("crawl: names", b.memoryTracker(""), linkScraper(site.URL()+"/"), "saver: {kind: file, dir: out}")
 			args := []string{"crawl", "-c", cfg, "--no-progress"}
@@ -173,7 +173,7 @@ var nameClash = []string{"/c/a?q", "/c/a%3Fq", "/s/a%2Fb", "/s/a/b", "/d/a!", "/
 // (found through the manifest), with its own body.
 func mirrorHasAll(b *bench, dir string, site *pageServer) {
 	b.t.Helper()
-	manifests, _ := filepath.Glob(filepath.Join(dir, saver.MetaDir, "manifest-*.jsonl"))
+	manifests, _ := filepath.Glob(filepath.Join(dir, filesaver.MetaDir, "manifest-*.jsonl"))
 	paths := map[string]string{} // key -> path, the last line wins
 	for _, m := range manifests {
 		data, err := os.ReadFile(m)

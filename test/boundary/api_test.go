@@ -12,7 +12,8 @@ import (
 // fails if one disappears, so it can never pass by walking nothing. Every
 // other importable package of the module is walked too.
 var mustBePublic = []string{
-	"fetch", "manager", "saver", "saver/savertest", "scraper", "scraper/scrapertest",
+	"fetch", "manager", "saver", "saver/savertest", "saver/filesaver", "saver/tarsaver", "saver/warcsaver",
+	"saver/redissaver", "saver/s3saver", "scraper", "scraper/scrapertest",
 	"tracker", "tracker/memtracker", "tracker/redistracker", "tracker/trackertest",
 }
 

@@ -8,14 +8,21 @@ import (
 	"golang.org/x/tools/go/packages"
 )
 
-const goRedis = "github.com/redis/go-redis/v9"
+const (
+	goRedis = "github.com/redis/go-redis/v9"
+	awsSDK  = "github.com/aws/aws-sdk-go-v2"
+)
 
-// engines are the tracker implementations: only commands and
-// internal/config may choose one.
-var engines = []string{"tracker/memtracker", "tracker/redistracker"}
+// saverDrivers are the saver implementations, each in its own package.
+var saverDrivers = []string{"saver/filesaver", "saver/tarsaver", "saver/warcsaver", "saver/redissaver", "saver/s3saver"}
 
-// TestImportRules checks the import rules of DESIGN.md on the whole import
-// graph (transitive, tests excluded), one row per rule.
+// engines are the tracker engines and the saver drivers: only commands,
+// internal/config and tests may choose one.
+var engines = append([]string{"tracker/memtracker", "tracker/redistracker"}, saverDrivers...)
+
+// TestImportRules checks the import rules of docs/architecture.md (section
+// "Import rules") on the whole import graph (transitive, tests excluded),
+// one row per rule.
 func TestImportRules(t *testing.T) {
 	pkgs := load(t)
 	tests := []struct {
@@ -31,12 +38,37 @@ func TestImportRules(t *testing.T) {
 		{"the Redis engine imports the contract only", "tracker/redistracker", only("tracker")},
 		{"the tracker suite sees the contract only", "tracker/trackertest", only("tracker")},
 		{"the tracker suite does not pull in a Redis client", "tracker/trackertest", not(goRedis)},
-		{"the saver suite sees the saver package only", "saver/savertest", only("saver")},
-		{"the manager sees the contracts only", "manager", only("tracker", "scraper", "saver", "fetch", "record")},
+		{"the saver contract imports nothing of distscrape", "saver", outsideModule},
+		{"the saver contract does not pull in a Redis client", "saver", not(goRedis)},
+		{"the saver contract does not pull in the AWS SDK", "saver", not(awsSDK)},
+		{"the saver suite sees the saver contract only", "saver/savertest", only("saver")},
+		{"the saver suite does not pull in a Redis client", "saver/savertest", not(goRedis)},
+		{"the saver suite does not pull in the AWS SDK", "saver/savertest", not(awsSDK)},
+		{"the file saver imports the contract and its helpers only", "saver/filesaver", only("saver", "saver/internal/...")},
+		{"the tar saver imports the contract and its helpers only", "saver/tarsaver", only("saver", "saver/internal/...")},
+		{"the WARC saver imports the contract and its helpers only", "saver/warcsaver", only("saver", "saver/internal/...")},
+		{"the Redis saver imports the contract and its helpers only", "saver/redissaver", only("saver", "saver/internal/...")},
+		{"the S3 saver imports the contract and its helpers only", "saver/s3saver", only("saver", "saver/internal/...")},
+		{"the file saver does not pull in a Redis client", "saver/filesaver", not(goRedis)},
+		{"the file saver does not pull in the AWS SDK", "saver/filesaver", not(awsSDK)},
+		{"the Redis saver does not pull in the AWS SDK", "saver/redissaver", not(awsSDK)},
+		{"the S3 saver does not pull in a Redis client", "saver/s3saver", not(goRedis)},
+		{"the names of stored pages see the contract only", "saver/internal/naming", only("saver")},
+		{"the disk helpers see the contract only", "saver/internal/disk", only("saver")},
+		{"the drivers' shared helpers see the contract only", "saver/internal/driver", only("saver")},
+		{"the manager sees the contracts only", "manager", only("tracker", "scraper", "saver", "fetch", "fetch/render", "record")},
+		{"the rendering contract sees the HTTP client only", "fetch/render", only("fetch")},
+		{"the manager links no browser", "manager", noneOf("fetch/render/chromium")},
+		{"the manager does not pull in chromedp", "manager", not("github.com/chromedp/chromedp")},
 		{"the record contract imports nothing of distscrape", "record", outsideModule},
+		{"extract sees the saver and record contracts only", "extract", only("saver", "record")},
+		{"the manager links no extractor", "manager", not(module + "/extract")},
+		{"the manager links no record sink", "manager", notUnder("record")},
+		{"the manager pulls in no saver driver", "manager", noneOf(saverDrivers...)},
+		{"the manager does not pull in a Redis client", "manager", not(goRedis)},
+		{"the manager does not pull in the AWS SDK", "manager", not(awsSDK)},
 		{"a scraper sees items and responses only", "scraper", only("tracker", "fetch")},
 		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
-		{"a saver sees pages only", "saver", only()},
 		{"the HTTP client imports no other distscrape package", "fetch", only()},
 	}
 	for _, tt := range tests {
@@ -54,19 +86,40 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// TestOnlyCommandsChooseEngines: an engine is imported only by a command
-// (package main), internal/config, another package under test/, or itself.
+// TestOnlyCommandsChooseEngines: a tracker engine or a saver driver is
+// imported only by a command (package main), internal/config, another
+// package under test/ (or bench/, a module of its own), or itself.
 func TestOnlyCommandsChooseEngines(t *testing.T) {
 	for path, p := range load(t) {
 		r, _ := rel(path)
-		if p.Name == "main" || r == "internal/config" || strings.HasPrefix(r, "test/") || slices.Contains(engines, r) {
+		if p.Name == "main" || r == "internal/config" || strings.HasPrefix(r, "test/") || strings.HasPrefix(r, "bench/") || slices.Contains(engines, r) {
 			continue
 		}
 		for imp := range p.Imports {
 			if ir, _ := rel(imp); slices.Contains(engines, ir) {
-				t.Errorf("%s imports the engine %s: only cmd/ and internal/config choose implementations", r, ir)
+				t.Errorf("%s imports the implementation %s: only cmd/ and internal/config choose implementations", r, ir)
 			}
 		}
+	}
+}
+
+// TestSaverPackagesHaveRules: every package under saver/ is the contract,
+// its suite, a helper under saver/internal, or a driver listed in
+// saverDrivers, so a new driver cannot escape the rules above.
+func TestSaverPackagesHaveRules(t *testing.T) {
+	found := 0
+	for path := range load(t) {
+		r, _ := rel(path)
+		if !strings.HasPrefix(r, "saver/") || r == "saver/savertest" || strings.HasPrefix(r, "saver/internal/") {
+			continue
+		}
+		if !slices.Contains(saverDrivers, r) {
+			t.Errorf("%s: a package under saver/ that is no listed driver: add it to saverDrivers and give it its rows", r)
+		}
+		found++
+	}
+	if found != len(saverDrivers) {
+		t.Errorf("found %d of the %d saver drivers listed", found, len(saverDrivers))
 	}
 }
 
@@ -100,11 +153,37 @@ func not(forbidden string) func(string) bool {
 	return func(dep string) bool { return dep != forbidden && !strings.HasPrefix(dep, forbidden+"/") }
 }
 
-// only allows the given packages of the module and its internal helpers,
-// except internal/config, which chooses implementations.
+// notUnder refuses the packages below dir of the module (dir itself, a
+// contract, stays allowed): its drivers.
+func notUnder(dir string) func(string) bool {
+	return func(dep string) bool {
+		r, in := rel(dep)
+		return !in || !strings.HasPrefix(r, dir+"/")
+	}
+}
+
+// noneOf forbids the given packages of the module.
+func noneOf(forbidden ...string) func(string) bool {
+	return func(dep string) bool {
+		r, in := rel(dep)
+		return !in || !slices.Contains(forbidden, r)
+	}
+}
+
+// only allows the given packages of the module ("dir/..." for every package
+// under dir) and its internal helpers, except internal/config, which
+// chooses implementations.
 func only(allowed ...string) func(string) bool {
 	return func(dep string) bool {
 		r, in := rel(dep)
-		return !in || slices.Contains(allowed, r) || (strings.HasPrefix(r, "internal/") && r != "internal/config")
+		if !in || slices.Contains(allowed, r) || (strings.HasPrefix(r, "internal/") && r != "internal/config") {
+			return true
+		}
+		for _, a := range allowed {
+			if dir, ok := strings.CutSuffix(a, "/..."); ok && strings.HasPrefix(r, dir+"/") {
+				return true
+			}
+		}
+		return false
 	}
 }

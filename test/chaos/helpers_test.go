@@ -16,6 +16,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 	"github.com/distscrape/distscrape/tracker"
@@ -94,7 +95,7 @@ func failedKeys(t *testing.T, cmd testbin.Cmd, cfg string) []string {
 // saver's own MetaDir aside). It returns the number of page files.
 func mirrorExactlyOnce(t *testing.T, dir string, sites ...*fixturesite.Site) int {
 	t.Helper()
-	fs, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "mirror", Crawl: "names", Worker: "check"})
+	fs, err := filesaver.New(filesaver.Config{Dir: t.TempDir(), Layout: "mirror", Crawl: "names", Worker: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func mirrorExactlyOnce(t *testing.T, dir string, sites ...*fixturesite.Site) int
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == saver.MetaDir {
+		if d.IsDir() && d.Name() == filesaver.MetaDir {
 			return filepath.SkipDir
 		}
 		if d.IsDir() {

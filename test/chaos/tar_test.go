@@ -13,6 +13,7 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/tarsaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -102,7 +103,7 @@ func TestChaosTarOutput(t *testing.T) {
 // tarNames is the entry name of each page, as the tar saver names it.
 func tarNames(t *testing.T, urls []string) []string {
 	p := filepath.Join(t.TempDir(), "names.tar")
-	tr, err := saver.NewTar(saver.TarConfig{Path: p, Crawl: "x", Worker: "x"})
+	tr, err := tarsaver.New(tarsaver.Config{Path: p, Crawl: "x", Worker: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
+	"github.com/distscrape/distscrape/saver/tarsaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 	"github.com/distscrape/distscrape/tracker"
@@ -65,7 +67,7 @@ func redisTracker(s *redistest.Server, ttl string) string {
 // mirror layout, and that nothing else is there.
 func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
 	t.Helper()
-	fs, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: "mirror", Crawl: "e2e", Worker: "check"})
+	fs, err := filesaver.New(filesaver.Config{Dir: dir, Layout: "mirror", Crawl: "e2e", Worker: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +91,7 @@ func mirrorFiles(t *testing.T, dir string, site *fixturesite.Site) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == saver.MetaDir {
+		if d.IsDir() && d.Name() == filesaver.MetaDir {
 			return filepath.SkipDir
 		}
 		rel, _ := filepath.Rel(dir, p)
@@ -191,7 +193,7 @@ func expectOnce(t *testing.T, got, want []string) {
 }
 
 func entryNames(site *fixturesite.Site, urls []string) []string {
-	tr, _ := saver.NewTar(saver.TarConfig{Path: filepath.Join(os.TempDir(), "names-only.tar"), Crawl: "x", Worker: "x"})
+	tr, _ := tarsaver.New(tarsaver.Config{Path: filepath.Join(os.TempDir(), "names-only.tar"), Crawl: "x", Worker: "x"})
 	defer func() { tr.Close(context.Background()); os.Remove(filepath.Join(os.TempDir(), "names-only.tar")) }()
 	out := make([]string, len(urls))
 	for i, u := range urls {

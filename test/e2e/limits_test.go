@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/redistest"
-	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -112,7 +112,7 @@ func savedFiles(t *testing.T, dir string) (n, bytes int64) {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && d.Name() == saver.MetaDir {
+		if d.IsDir() && d.Name() == filesaver.MetaDir {
 			return filepath.SkipDir
 		}
 		if !d.IsDir() {

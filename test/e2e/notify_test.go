@@ -59,14 +59,14 @@ func (h *hookReceiver) got() ([]string, []string) {
 }
 
 // requireRedisClaimer: the fleet's "once" needs the Redis engine's
-// tracker.OnceClaimer. Until tracker/redistracker implements it, the
-// test says so and stops; the rule itself is tested on the memory
+// tracker.SharedStore (Claim). Until tracker/redistracker implements it,
+// the test says so and stops; the rule itself is tested on the memory
 // engine's claims in internal/notify (TestFleetSendsEachEventOnce).
 func requireRedisClaimer(t *testing.T) {
-	claimer := reflect.TypeFor[tracker.OnceClaimer]()
+	claimer := reflect.TypeFor[tracker.SharedStore]()
 	for _, e := range []reflect.Type{reflect.TypeFor[*redistracker.Tracker](), reflect.TypeFor[*redistracker.Partitioned]()} {
 		if !e.Implements(claimer) {
-			t.Skipf("%v does not implement tracker.OnceClaimer yet (one SET NX PX; see the notify branch's report)", e)
+			t.Skipf("%v does not implement tracker.SharedStore yet (Claim: one SET NX PX)", e)
 		}
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -44,7 +44,7 @@ type savedFile struct {
 
 func manifestOf(t *testing.T, out string) []savedFile {
 	t.Helper()
-	files, _ := filepath.Glob(filepath.Join(out, saver.MetaDir, "manifest-*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join(out, filesaver.MetaDir, "manifest-*.jsonl"))
 	var saved []savedFile
 	for _, name := range files {
 		f, err := os.Open(name)

@@ -16,6 +16,8 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
+	"github.com/distscrape/distscrape/saver/tarsaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -120,13 +122,13 @@ func TestRevisitConditional(t *testing.T) {
 // the manifest carries the label.
 func checkFileVersions(t *testing.T, out string, site *fixturesite.Site, pages int) {
 	t.Helper()
-	fs, err := saver.NewFile(saver.FileConfig{Dir: out, Layout: "mirror", Crawl: "e2e", Worker: "check"})
+	fs, err := filesaver.New(filesaver.Config{Dir: out, Layout: "mirror", Crawl: "e2e", Worker: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer fs.Close(t.Context())
 	kept := map[string]bool{} // bodies under .distscrape/versions
-	filepath.WalkDir(filepath.Join(out, saver.MetaDir, "versions"), func(p string, d os.DirEntry, err error) error {
+	filepath.WalkDir(filepath.Join(out, filesaver.MetaDir, "versions"), func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
 			b, _ := os.ReadFile(p)
 			kept[string(b)] = true
@@ -146,7 +148,7 @@ func checkFileVersions(t *testing.T, out string, site *fixturesite.Site, pages i
 	// The manifest: every line of a changing page carries the label; the
 	// unchanged revisits are lines of their own (no file written); the
 	// changed pages' second version says which earlier one it kept.
-	manifests, _ := filepath.Glob(filepath.Join(out, saver.MetaDir, "manifest-*.jsonl"))
+	manifests, _ := filepath.Glob(filepath.Join(out, filesaver.MetaDir, "manifest-*.jsonl"))
 	unchanged, previous := map[int]int{}, map[int]bool{}
 	for _, m := range manifests {
 		b, _ := os.ReadFile(m)
@@ -232,5 +234,5 @@ func checkTarVersions(t *testing.T, out string, site *fixturesite.Site, pages in
 
 // hasLabel says a tar header's PAX records list label among the labels.
 func hasLabel(hdr *tar.Header, label string) bool {
-	return slices.Contains(saver.SplitLabels(hdr.PAXRecords[saver.PAXLabels]), label)
+	return slices.Contains(saver.SplitLabels(hdr.PAXRecords[tarsaver.PAXLabels]), label)
 }

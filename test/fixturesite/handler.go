@@ -88,6 +88,12 @@ func (s *Site) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.serveFresh(w, r)
 		return
 	}
+	if kind == pathOther && (jsPaths(r.URL.Path) || loginPaths(r.URL.Path)) {
+		s.log.count(kind, n, r.URL.Path)
+		if s.serveJS(w, r) || s.serveLogin(w, r) {
+			return
+		}
+	}
 	if kind == pathOther && s.shop.handles(r.URL.Path) {
 		logged := r.URL.Path
 		if logged == APIItemsPath {
@@ -261,7 +267,7 @@ func (s *Site) Unexpected() []string {
 	defer s.log.mu.Unlock()
 	var out []string
 	for p := range s.log.other {
-		if mirror[p] == nil && !s.freshPath(p) && !s.shop.serves(p) {
+		if mirror[p] == nil && !s.freshPath(p) && !s.shop.serves(p) && !jsPaths(p) && !loginPaths(p) {
 			out = append(out, p)
 		}
 	}

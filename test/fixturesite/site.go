@@ -102,6 +102,7 @@ type Site struct {
 
 	log     requestLog
 	flight  inFlight
+	login   loginState // login.go
 	ordered orderedLog // Options.LogRequests, and the versions of /changing/
 }
 

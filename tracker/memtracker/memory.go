@@ -56,10 +56,10 @@ type Tracker struct {
 	wstats   map[string]*workerStat // Workers; not journaled
 	added    int64
 	done     int64
-	bytes    int64                // Completion.Bytes of the items done
-	paused   pauseState           // journaled: a paused crawl stays paused across a restart
-	delays   tracker.HostDelays   // Hosts' delays (SetHostDelays); nil: unknown
-	claims   map[string]time.Time // ClaimOnce: key → held until; not journaled
+	bytes    int64              // Completion.Bytes of the items done
+	paused   pauseState         // journaled: a paused crawl stays paused across a restart
+	delays   tracker.HostDelays // Hosts' delays (SetHostDelays); nil: unknown
+	shared   sharedValues       // SharedStore (shared.go); not journaled
 }
 
 // pauseState is an operator's pause (Inspector.Pause).

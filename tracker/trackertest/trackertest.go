@@ -124,6 +124,9 @@ func Run(t *testing.T, newTracker Factory) {
 		{"LabelsCarried", testLabelsCarried},
 		{"RequeueLabel", testRequeueLabel},
 		{"InvalidPriorityLabels", testInvalidPriorityLabels},
+		{"SharedStore", testSharedStore},
+		{"SharedClaimRace", testSharedClaimRace},
+		{"SharedInvalid", testSharedInvalid},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -1,6 +1,0 @@
-//go:build !unix
-
-package saver
-
-// writable is left to the first save where access(2) is missing.
-func writable(string) error { return nil }

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package saver
-
-import "os"
-
-// syncFS is Linux only; elsewhere the file saver fsyncs path by path.
-func syncFS(*os.File) (bool, error) { return false, nil }
