@@ -216,6 +216,10 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return err
 	}
+	reps, err := startReports(ctx, cfg, worker, tr, log)
+	if err != nil {
+		return err
+	}
 	var metricsErr chan error
 	if m != nil {
 		m.Track(mgr.Progress)
@@ -286,6 +290,7 @@ func runWorker(c *cli.Context, single bool) error {
 		dead = deadLettersLine(closeCtx, tr, cfg, worker, c.String("config"), st.Failed)
 	}
 	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead)
+	reps.finish(ctx, runErr, limit, st, stErr)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
 		switch {

@@ -38,6 +38,8 @@ type Config struct {
 	Records Records       `yaml:"records"`
 	// Login, when set (Login.Set), keeps the crawl logged in (render.go).
 	Login Login `yaml:"login"`
+	// Notify reports to the operator (see notify.go).
+	Notify Notify `yaml:"notify"`
 
 	secrets []string // the values of ${VAR} references: see Redactor
 }

@@ -40,6 +40,7 @@ func (c *Config) validate(p *problems) {
 	c.validateExtract(p)
 	c.compileExtract(p)
 	c.validateRender(p)
+	c.validateNotify(p)
 	if c.Limits.MaxPages < 0 {
 		p.add("limits.max_pages", "%d: want 0 (unlimited) or a number of pages", c.Limits.MaxPages)
 	}
