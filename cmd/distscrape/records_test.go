@@ -2,10 +2,12 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/dashboard"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 )
@@ -61,6 +63,16 @@ records: {kind: sqlite, path: %q, table_prefix: %q}
 		return s
 	}
 	shop := load("shop_")
+	// The dashboard's source counts nothing until the sink exists, then
+	// what status counts.
+	dash, closeDash := dashboardRecords(shop)
+	defer closeDash()
+	if got, err := dash(ctx); err != nil || len(got) != 0 {
+		t.Fatalf("dashboard counts before any record: %v, %v", got, err)
+	}
+	if _, err := os.Stat(db); err == nil {
+		t.Fatal("the dashboard's look made the records file")
+	}
 	write(shop, set("http://shop.test/p/1", "product", record.Valid), set("http://shop.test/p/2", "product", record.Invalid),
 		set("http://shop.test/l/1", "listing", record.Valid, record.Valid, record.Valid))
 	write(load("old_"), set("http://shop.test/p/1", "product", record.Valid, record.Valid))
@@ -80,5 +92,9 @@ records: {kind: sqlite, path: %q, table_prefix: %q}
 	want := map[string]manager.RuleCount{"product": {Written: 2, Invalid: 1}, "listing": {Written: 3}}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("counts %v, want %v", got, want)
+	}
+	dg, err := dash(ctx)
+	if err != nil || len(dg) != 2 || dg["product"] != (dashboard.RuleRecords{Written: 2, Invalid: 1}) || dg["listing"].Written != 3 {
+		t.Errorf("dashboard counts %v, %v; want %v", dg, err, want)
 	}
 }
