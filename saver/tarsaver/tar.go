@@ -63,7 +63,8 @@ const (
 // only: saving an item twice writes two entries of one name, and tar, when
 // extracting, keeps the last. So every version of a revisited page is kept
 // (KeepVersions does not apply), each entry with its PAXVisit; a revisit
-// answered 304 (Page.Unchanged) writes nothing.
+// answered 304 (Page.Unchanged) writes nothing. A rendered page's copies
+// are entries right after its own (CaptureName, PAXCaptureOf).
 type Saver struct {
 	base  string // the rendered path; parts are base, base-1, ...
 	comp  compression
@@ -239,6 +240,9 @@ func (t *Saver) Save(ctx context.Context, p *saver.Page) error {
 	err := t.tw.WriteHeader(hdr)
 	if err == nil {
 		_, err = t.tw.Write(p.Body)
+	}
+	if err == nil {
+		err = t.writeCaptures(hdr, p)
 	}
 	if err == nil {
 		err = t.tw.Flush() // pad the entry now, so a Flush ends members on entry boundaries

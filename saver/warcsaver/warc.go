@@ -172,7 +172,8 @@ func New(cfg Config) (*Saver, error) {
 // (server-not-modified profile).
 func (w *Saver) RecordsUnchanged() bool { return true }
 
-// Save appends p's request and response records to the current file.
+// Save appends p's request and response records to the current file, and
+// a conversion record per capture (encodeCaptures).
 func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err
@@ -287,6 +288,10 @@ func (w *Saver) encode(p *saver.Page) (*bytes.Buffer, cdxEntry, error) {
 		return nil, cdxEntry{}, err
 	}
 	entry.length = int64(buf.Len()) - entry.offset
+	if err := w.encodeCaptures(buf, p, respID, uri, date, key); err != nil {
+		putBuf(buf)
+		return nil, cdxEntry{}, err
+	}
 	return buf, entry, nil
 }
 
