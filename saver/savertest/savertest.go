@@ -102,6 +102,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"Versions", testVersions},
 		{"VersionRetry", testVersionRetry},
 		{"UnchangedFirst", testUnchangedFirst},
+		{"FailedNoVersion", testFailedNoVersion},
 		{"Captures", testCaptures},
 		{"InvalidCaptures", testInvalidCaptures},
 	}

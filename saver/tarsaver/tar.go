@@ -63,8 +63,10 @@ const (
 // only: saving an item twice writes two entries of one name, and tar, when
 // extracting, keeps the last. So every version of a revisited page is kept
 // (KeepVersions does not apply), each entry with its PAXVisit; a revisit
-// answered 304 (Page.Unchanged) writes nothing. A rendered page's copies
-// are entries right after its own (CaptureName, PAXCaptureOf).
+// answered 304 (Page.Unchanged) or a failed page (Page.Failed) writes
+// nothing, and a page's Hops are not kept.
+// A rendered page's copies are entries right after its own
+// (CaptureName, PAXCaptureOf).
 type Saver struct {
 	base  string // the rendered path; parts are base, base-1, ...
 	comp  compression
@@ -193,7 +195,7 @@ func (t *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if p.Unchanged { // no new body: the archive holds the page already
+	if p.Unchanged || p.Failed { // no new body (or no version): the archive holds the page already
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.closed {
