@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -20,7 +21,8 @@ const DefaultProxyCheckTimeout = 10 * time.Second
 // target is set, a GET of target through it (a CONNECT first for an
 // https target, as every request to such a site is sent); any answer of
 // the target passes, and a 407 (the proxy wants credentials) or a
-// 502/503/504 (the proxy cannot reach the target) fails. A proxy that
+// 502/503/504 (the proxy cannot reach the target) fails; a target the
+// client refuses (a metadata address) is not requested. A proxy that
 // fails is quarantined as after repeated failures. It returns every
 // proxy's state, and an error wrapping ErrNoProxy, naming each proxy and
 // its failure, when none passed.
@@ -31,6 +33,9 @@ func (c *Client) CheckProxies(ctx context.Context, target string, timeout time.D
 	}
 	if timeout <= 0 {
 		timeout = DefaultProxyCheckTimeout
+	}
+	if u, err := url.Parse(target); err == nil && !c.cfg.AllowMetadata && literalMetadata(u) {
+		target = "" // never asked of a proxy, which would resolve and dial it for us
 	}
 	errs := make([]error, len(p.proxies))
 	var wg sync.WaitGroup

@@ -246,6 +246,12 @@ func TestCheckProxies(t *testing.T) {
 	if states, err := c.CheckProxies(context.Background(), "", time.Second); err != nil || states[1].Quarantined.IsZero() || !states[2].Quarantined.IsZero() {
 		t.Fatalf("connect-only check: %v %+v", err, states)
 	}
+	// A metadata address is never asked of a proxy: the check is a connect.
+	before := live.count.Load()
+	c = newClient(t, cfg)
+	if _, err := c.CheckProxies(context.Background(), "http://169.254.169.254/robots.txt", time.Second); err != nil || live.count.Load() != before {
+		t.Fatalf("metadata target: %v, %d requests relayed", err, live.count.Load()-before)
+	}
 	live.kill()
 	c = newClient(t, cfg)
 	_, err := c.CheckProxies(context.Background(), target.URL+"/", 5*time.Second)

@@ -58,10 +58,11 @@ func (f *Fetch) validateProxies(p *problems) {
 	countries := map[string]bool{}
 	for i, px := range f.Proxies {
 		path := "fetch.proxies[" + strconv.Itoa(i) + "]"
+		// Named by the entry, as a plain URL is written: the URL is the entry.
 		if px.URL == "" {
-			p.add(path+".url", "required")
+			p.add(path, "url required")
 		} else {
-			checkCredentialURL(p, path+".url", px.URL, "http", "https", "socks5", "socks5h")
+			checkCredentialURL(p, path, px.URL, "http", "https", "socks5", "socks5h")
 		}
 		if c := strings.TrimSpace(px.Country); c != "" {
 			if !countryRE.MatchString(c) {

@@ -64,9 +64,9 @@ fetch:
 func TestBadProxyConfig(t *testing.T) {
 	const head = "crawl: x\nscraper: {seeds: ['https://a.org/']}\nfetch:\n"
 	tests := []struct{ name, yaml, path, msg string }{
-		{"no url", "  proxies: [{country: de}]\n", "fetch.proxies[0].url", "required"},
-		{"bad scheme", "  proxies: [ftp://127.0.0.1:21]\n", "fetch.proxies[0].url", "ftp"},
-		{"bad scheme in map", "  proxies: [{url: 'ftp://127.0.0.1:21', country: de}]\n", "fetch.proxies[0].url", "ftp"},
+		{"no url", "  proxies: [{country: de}]\n", "fetch.proxies[0]", "url required"},
+		{"bad scheme", "  proxies: [ftp://127.0.0.1:21]\n", "fetch.proxies[0]", "ftp"},
+		{"bad scheme in map", "  proxies: [{url: 'ftp://127.0.0.1:21', country: de}]\n", "fetch.proxies[0]", "ftp"},
 		{"bad country", "  proxies: [{url: 'http://127.0.0.1:1', country: 'd e'}]\n", "fetch.proxies[0].country", "not a country code"},
 		{"unknown key", "  proxies: [{url: 'http://127.0.0.1:1', contry: de}]\n", "contry", "did you mean country"},
 		{"list of lists", "  proxies: [[http://127.0.0.1:1]]\n", "fetch.proxies[0]", ""},
