@@ -22,6 +22,7 @@ type Client struct {
 	robots  *robotsCache // nil when robots.txt is ignored
 	headers http.Header  // Config.Headers, canonicalised
 	id      *identity    // user agents and cookie jar
+	proxies *proxyPool   // nil without proxies
 	closed  atomic.Bool
 }
 
@@ -31,7 +32,7 @@ func New(cfg Config) (*Client, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	proxies, err := parseProxies(cfg.Proxies)
+	proxies, err := newProxyPool(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +41,6 @@ func New(cfg Config) (*Client, error) {
 		return nil, err
 	}
 	tr := &http.Transport{
-		Proxy:                  proxyRotator(proxies),
 		DialContext:            newDialer(cfg).DialContext,
 		ForceAttemptHTTP2:      true,
 		TLSHandshakeTimeout:    cfg.TLSTimeout,
@@ -52,6 +52,9 @@ func New(cfg Config) (*Client, error) {
 		MaxResponseHeaderBytes: 1 << 20,
 		DisableCompression:     true, // we decode, within MaxBody
 	}
+	if proxies != nil {
+		tr.Proxy = proxies.proxyFunc
+	}
 	if cfg.TLS != nil {
 		tr.TLSClientConfig = cfg.TLS.Clone()
 	}
@@ -62,6 +65,7 @@ func New(cfg Config) (*Client, error) {
 		hosts:   newHostLimiter(cfg.PerHostConcurrency, cfg.PerHostRate),
 		headers: make(http.Header, len(cfg.Headers)),
 		id:      id,
+		proxies: proxies,
 	}
 	for k, v := range cfg.Headers {
 		c.headers.Set(k, v)
@@ -280,7 +284,10 @@ func (c *Client) roundTrip(req *http.Request) (*http.Response, error) {
 		pw, _ := u.Password()
 		req.SetBasicAuth(u.Username(), pw)
 	}
-	return c.tr.RoundTrip(req)
+	ctx, done := c.proxies.track(req.Context())
+	resp, err := c.tr.RoundTrip(req.WithContext(ctx))
+	done(err)
+	return resp, err
 }
 
 // causeOf prefers our timeout cause to the bare "context deadline exceeded".

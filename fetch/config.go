@@ -27,8 +27,17 @@ type Config struct {
 	RobotsTTL          time.Duration // how long a robots.txt is cached; default 1h
 	RobotsRetry        time.Duration // how long an unreachable robots.txt (5xx, network) disallows a host; default 1m
 	Headers            map[string]string
-	Proxies            []string // http://, https://, socks5:// URLs, rotated per request
-	AllowMetadata      bool     // allow cloud metadata addresses (169.254.0.0/16, 100.100.100.200, fd00:ec2::254; see isMetadata)
+	AllowMetadata      bool // allow cloud metadata addresses (169.254.0.0/16, 100.100.100.200, fd00:ec2::254; see isMetadata)
+	// Proxies are rotated per request, among those of the country
+	// ProxyRules pick for its URL (any when no rule matches). A proxy
+	// that fails ProxyQuarantineAfter connections in a row (default 3) is
+	// left out for ProxyQuarantine (default 5m); OnProxyState, when set,
+	// hears of each proxy entering or leaving quarantine.
+	Proxies              []Proxy
+	ProxyRules           []ProxyRule
+	ProxyQuarantineAfter int
+	ProxyQuarantine      time.Duration
+	OnProxyState         func(ProxyState)
 	// InScope decides whether a redirect may go to u; nil allows any
 	// http(s) URL. Non-http(s) targets are always refused.
 	InScope func(u *url.URL) bool

@@ -3,10 +3,8 @@ package fetch
 import (
 	"fmt"
 	"net"
-	"net/http"
 	"net/netip"
 	"net/url"
-	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -47,15 +45,4 @@ func parseProxies(list []string) ([]*url.URL, error) {
 		out = append(out, u)
 	}
 	return out, nil
-}
-
-// proxyRotator picks the next proxy for each request, round robin.
-func proxyRotator(proxies []*url.URL) func(*http.Request) (*url.URL, error) {
-	if len(proxies) == 0 {
-		return nil
-	}
-	var n atomic.Uint64
-	return func(*http.Request) (*url.URL, error) {
-		return proxies[(n.Add(1)-1)%uint64(len(proxies))], nil
-	}
 }

@@ -156,6 +156,8 @@ func classify(ctx context.Context, rawURL string, err error) *Error {
 	switch {
 	case errors.Is(err, ErrMetadata):
 		e.reason, e.final = "metadata address", true
+	case errors.Is(err, ErrNoProxy):
+		e.reason = "no proxy"
 	case ctx.Err() != nil && errors.Is(ctx.Err(), context.Canceled):
 		e.reason = "canceled"
 	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) || (errors.As(err, &ne) && ne.Timeout()):

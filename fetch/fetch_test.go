@@ -378,15 +378,15 @@ func literalMetadataCheck(c *Client, raw string) error {
 
 func TestNewRejectsBadConfig(t *testing.T) {
 	for _, cfg := range []Config{
-		{Proxies: []string{"ftp://127.0.0.1:21"}},
-		{Proxies: []string{"http://"}},
+		{Proxies: proxyURLs("ftp://127.0.0.1:21")},
+		{Proxies: proxyURLs("http://")},
 		{PerHostRate: -1},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("New(%+v) accepted a bad config", cfg)
 		}
 	}
-	if c, err := New(Config{Proxies: []string{"socks5://127.0.0.1:1080", "http://127.0.0.1:3128"}}); err != nil {
+	if c, err := New(Config{Proxies: proxyURLs("socks5://127.0.0.1:1080", "http://127.0.0.1:3128")}); err != nil {
 		t.Errorf("good proxies rejected: %v", err)
 	} else {
 		c.Close()
@@ -415,7 +415,7 @@ func TestParseRetryAfter(t *testing.T) {
 // of the URL nor a secret-looking query value, whether the server answered
 // (a status error) or not (a network error, whose cause quotes the URL).
 func TestNoSecretInErrors(t *testing.T) {
-	if _, err := New(Config{Proxies: []string{"http://user:s3cret@127.0.0.1:%zz"}}); err == nil || strings.Contains(err.Error(), "s3cret") {
+	if _, err := New(Config{Proxies: proxyURLs("http://user:s3cret@127.0.0.1:%zz")}); err == nil || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("proxy error %v", err)
 	}
 	srv := newServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(404) }))

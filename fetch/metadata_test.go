@@ -95,7 +95,7 @@ func TestMetadataSpellingsRefused(t *testing.T) {
 	proxy := recorder.Start(t, nil) // a proxy that never forwards
 	clients := map[string]*Client{
 		"direct": newClient(t, Config{}),
-		"proxy":  newClient(t, Config{Proxies: []string{proxy.URL}}),
+		"proxy":  newClient(t, Config{Proxies: proxyURLs(proxy.URL)}),
 	}
 	for path, c := range clients {
 		for _, host := range metadataSpellings {
@@ -126,7 +126,7 @@ func TestMetadataSpellingsRefused(t *testing.T) {
 	}
 	// AllowMetadata lifts the refusal, for every spelling.
 	u := "http://0xa9fea9fe/"
-	allow := newClient(t, Config{AllowMetadata: true, Proxies: []string{proxy.URL}})
+	allow := newClient(t, Config{AllowMetadata: true, Proxies: proxyURLs(proxy.URL)})
 	if _, err := get(t, allow, u); errors.Is(err, ErrMetadata) {
 		t.Fatalf("AllowMetadata: %v", err)
 	}

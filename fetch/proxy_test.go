@@ -127,7 +127,7 @@ func TestProxies(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			c := newClient(t, Config{Proxies: tt.proxies})
+			c := newClient(t, Config{Proxies: proxyURLs(tt.proxies...)})
 			for i := 0; i < tt.n; i++ {
 				resp, err := get(t, c, target.URL+"/via")
 				if err != nil {

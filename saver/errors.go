@@ -24,7 +24,8 @@ var (
 )
 
 // CheckPage returns an error wrapping ErrInvalidPage for a page no saver
-// can store (nil, or with an empty key): every Save calls it first.
+// can store (nil, with an empty key, or with captures a reader could not
+// tell apart: see Capture): every Save calls it first.
 func CheckPage(p *Page) error {
 	if p == nil {
 		return fmt.Errorf("nil page: %w", ErrInvalidPage)
@@ -32,5 +33,5 @@ func CheckPage(p *Page) error {
 	if p.Key == "" {
 		return fmt.Errorf("page with an empty key (url %q): %w", p.URL, ErrInvalidPage)
 	}
-	return nil
+	return checkCaptures(p)
 }

@@ -85,7 +85,8 @@ type Page struct {
 	Failed bool
 }
 
-// Capture is one copy of a rendered page.
+// Capture is one copy of a rendered page: its Kind is CapturePDF or
+// CaptureScreenshot, its ContentType that kind's (CaptureType) or empty.
 type Capture struct {
 	Kind        string // "pdf", "screenshot"
 	ContentType string // "application/pdf", "image/png"

@@ -171,6 +171,9 @@ func statusCommand() *cli.Command {
 					return err
 				}
 				printRecordsStatus(os.Stdout, recs)
+				if err := printQuarantine(c.Context, os.Stdout, tr); err != nil {
+					return err
+				}
 				if c.Bool("workers") {
 					return printWorkers(c.Context, os.Stdout, tr, time.Now())
 				}

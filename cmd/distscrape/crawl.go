@@ -161,6 +161,9 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	if err := checkProxies(ctx, cfg, fe, log); err != nil {
+		return err
+	}
 	// A login that fails mid-crawl stops this worker's checkouts: it must
 	// not save login pages (wire_render.go).
 	runCtx, stopRun := context.WithCancelCause(ctx)

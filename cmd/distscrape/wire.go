@@ -158,6 +158,10 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	if err != nil {
 		return nil, err
 	}
+	proxies, proxyRules, err := proxyConfig(f)
+	if err != nil {
+		return nil, err
+	}
 	fc := fetch.Config{UserAgents: f.UserAgents, UserAgentMode: fetch.UserAgentMode(f.UserAgentMode)}
 	if jar != nil {
 		fc.Jar = jar // never a nil *Jar in the interface
@@ -165,8 +169,10 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits, UserAgents: fc.UserAgents, UserAgentMode: fc.UserAgentMode, Jar: fc.Jar,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
-		Robots: robots, Headers: f.Headers, Proxies: f.Proxies, AllowMetadata: f.AllowMetadata,
-		InScope: inScope, Logger: log,
+		Robots: robots, Headers: f.Headers, AllowMetadata: f.AllowMetadata,
+		Proxies: proxies, ProxyRules: proxyRules, ProxyQuarantineAfter: f.ProxyQuarantineAfter, ProxyQuarantine: f.ProxyQuarantine,
+		OnProxyState: proxyReporter(tr, log),
+		InScope:      inScope, Logger: log,
 		KeepWireBody: cfg.Saver.Kind == "warc", // a WARC stores the bytes as transmitted
 	})
 	if d, ok := tr.(interface{ SetHostDelays(tracker.HostDelays) }); ok && err == nil {

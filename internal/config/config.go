@@ -139,8 +139,16 @@ type Fetch struct {
 	UserAgent          string            `yaml:"user_agent"`           // default "distscrape/1"
 	Robots             *bool             `yaml:"robots"`               // default true
 	Headers            map[string]string `yaml:"headers"`
-	Proxies            []string          `yaml:"proxies"`        // http://, https://, socks5://
 	AllowMetadata      bool              `yaml:"allow_metadata"` // allow cloud metadata addresses (169.254.0.0/16, fd00:ec2::254)
+
+	// Proxies (see proxy.go): URLs or {url, country}, rotated per request
+	// among those of the country the first matching rule picks.
+	Proxies              []Proxy       `yaml:"proxies"`
+	ProxyRules           []ProxyRule   `yaml:"proxy_rules"`
+	ProxyQuarantineAfter int           `yaml:"proxy_quarantine_after"` // connection failures in a row; default 3
+	ProxyQuarantine      time.Duration `yaml:"proxy_quarantine"`       // how long a failing proxy is left out; default 5m
+	ProxyCheckURL        string        `yaml:"proxy_check_url"`        // checked through each proxy at start; default the first seed's robots.txt
+	ProxyCheckTimeout    time.Duration `yaml:"proxy_check_timeout"`    // per proxy; default 10s
 
 	// Rendering, cookies and identity (see render.go).
 	Render            []RenderRule `yaml:"render"`             // items rendered in headless Chromium

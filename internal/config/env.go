@@ -42,7 +42,7 @@ func EnvVars() [][2]string {
 }
 
 func overridable(t reflect.Type) bool {
-	return isScalarType(t) || t.Kind() == reflect.Slice && isScalarType(t.Elem())
+	return isScalarType(t) || t.Kind() == reflect.Slice && isScalarType(t.Elem()) || t == proxyListType
 }
 
 // applyEnv sets every key whose DISTSCRAPE_* variable is set.
@@ -65,7 +65,11 @@ func applyEnv(cfg *Config, env lookupFunc, p *problems) {
 			sl := reflect.MakeSlice(t, len(parts), len(parts))
 			var err error
 			for i := 0; i < len(parts) && err == nil; i++ {
-				err = setScalar(sl.Index(i), strings.TrimSpace(parts[i]))
+				item := sl.Index(i)
+				if item.Type() == proxyType {
+					item = item.Field(0) // a URL: a proxy of no country
+				}
+				err = setScalar(item, strings.TrimSpace(parts[i]))
 			}
 			if err != nil {
 				p.addAt(path, 0, "from %s: %v", name, err)

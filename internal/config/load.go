@@ -221,6 +221,10 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if n.Kind == yaml.ScalarNode && n.Tag == "!!null" {
 		return // "key:" or "key: ~" keeps the default
 	}
+	if v.Type() == proxyType && n.Kind == yaml.ScalarNode {
+		d.value(n, v.Field(0), path, depth) // a plain URL: a proxy of no country
+		return
+	}
 	if v.Type() == fieldsType {
 		d.fieldsFrom(n, v, path, depth)
 		return

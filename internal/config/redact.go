@@ -20,7 +20,7 @@ func (c *Config) Redacted() *Config {
 		*p = red.URL(*p)
 	}
 	for i := range r.Fetch.Proxies {
-		r.Fetch.Proxies[i] = red.URL(r.Fetch.Proxies[i])
+		r.Fetch.Proxies[i].URL = red.URL(r.Fetch.Proxies[i].URL)
 	}
 	r.Scraper.DownloadURLFmt = red.String(r.Scraper.DownloadURLFmt)
 	if r.Dashboard.Token != "" {

@@ -192,9 +192,7 @@ func (f *Fetch) validate(p *problems) {
 			p.add(path, "value contains a line break or NUL")
 		}
 	}
-	for i, px := range f.Proxies {
-		checkCredentialURL(p, "fetch.proxies["+strconv.Itoa(i)+"]", px, "http", "https", "socks5")
-	}
+	f.validateProxies(p)
 }
 
 var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)

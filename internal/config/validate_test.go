@@ -90,7 +90,7 @@ func TestBadConfigs(t *testing.T) {
 		{"negative rate", "crawl: x\nfetch: {per_host_rate: -2}\n", "fetch.per_host_rate", "≥ 0"},
 		{"bad size unit", "crawl: x\nfetch: {max_body: 64 MiBs}\n", "fetch.max_body", `unknown unit "MiBs"`},
 		{"bad bool", "crawl: x\nfetch: {robots: maybe}\n", "fetch.robots", `expected true or false, got "maybe"`},
-		{"proxy scheme", "crawl: x\nfetch: {proxies: ['ftp://p:21']}\n", "fetch.proxies[0]", "want http://, https:// or socks5://"},
+		{"proxy scheme", "crawl: x\nfetch: {proxies: ['ftp://p:21']}\n", "fetch.proxies[0]", "want http://, https://, socks5:// or socks5h://"},
 		{"header name", "crawl: x\nfetch: {headers: {'Bad Header': v}}\n", "fetch.headers.Bad Header", "not a valid header name"},
 		{"header value newline", "crawl: x\nfetch: {headers: {X-A: \"a\\r\\nInjected: 1\"}}\n", "fetch.headers.X-A", "line break"},
 		{"saver kind", "crawl: x\nsaver: {kind: ftp}\n", "saver.kind", `unknown value "ftp" (want file, tar, redis, s3, warc or none)`},

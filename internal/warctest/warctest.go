@@ -3,8 +3,8 @@
 // reads, github.com/nlnwa/gowarc writes), and checks every record with code
 // of its own, so a check never shares the writer's bugs: lengths, sha1
 // base32 block and payload digests, record types, IDs, dates, addresses,
-// target URIs, warcinfo first, and request/response pairs linked by
-// WARC-Concurrent-To.
+// target URIs, warcinfo first, request/response pairs linked by
+// WARC-Concurrent-To, and conversion records referring to a response.
 package warctest
 
 import (
@@ -35,7 +35,7 @@ type Record struct {
 	Offset  int64             // of its gzip member in the file
 	Size    int64             // of its gzip member
 	Date    time.Time
-	Payload []byte         // request and response records: the HTTP body as stored
+	Payload []byte         // request and response records: the HTTP body as stored; conversion records: the block
 	HTTP    *http.Response // response and revisit records: the status line and headers
 }
 
@@ -119,6 +119,8 @@ func check(r *warc.Record, file string) (Record, error) {
 			return rec, fmt.Errorf("warcinfo block %q (%s)", block, rec.Get("Content-Type"))
 		}
 		return rec, nil
+	case "conversion":
+		return checkConversion(rec)
 	case "request", "response", "revisit":
 	default:
 		return rec, fmt.Errorf("unexpected record type %q", rec.Type)
@@ -185,6 +187,12 @@ func pairs(recs []Record) error {
 	}
 	for _, r := range recs {
 		if r.Type == "warcinfo" {
+			continue
+		}
+		if r.Type == "conversion" {
+			if err := checkRefersTo(r, byID); err != nil {
+				return err
+			}
 			continue
 		}
 		other, ok := byID[r.Get("Warc-Concurrent-To")]

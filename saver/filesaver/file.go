@@ -65,7 +65,7 @@ const MetaDir = ".distscrape"
 // The manifest, MetaDir/manifest-{crawl}-{worker}.jsonl, has one JSON line
 // per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size,
 // headers: the saver.MetaHeaders by lower-case name; labels, visit; unchanged,
-// previous, pruned for revisits; converted, see manifestRecord): it maps
+// previous, pruned for revisits; converted; captures, see manifestRecord): it maps
 // every item to its file, which a hashed or shortened name cannot show.
 // Re-saving an item rewrites the same file, so there is one copy; the
 // manifest then has two lines for it and a reader keeps the last.
@@ -86,6 +86,7 @@ const MetaDir = ".distscrape"
 // A revisit's changed body (Page.Visit > 0) keeps the file it replaces as
 // an earlier version, MetaDir/versions/PATH/%vSTAMP, at most KeepVersions-1
 // of them (keepVersion); a 304 (Page.Unchanged) is a manifest line only.
+// A rendered page's copies are files beside it (saveCaptures).
 type Saver struct {
 	root     string
 	tmpDir   string
@@ -137,6 +138,8 @@ type manifestRecord struct {
 	// MetaDir/versions), Pruned those it removed to stay within KeepVersions.
 	Previous string   `json:"previous,omitempty"`
 	Pruned   []string `json:"pruned,omitempty"`
+	// Captures are the paths of the page's copies by kind (CapturePath).
+	Captures map[string]string `json:"captures,omitempty"`
 }
 
 // New creates the directory if needed and opens the worker's manifest.
@@ -284,6 +287,7 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 	want := f.Path(p)
 	rec := manifestRecord{Key: p.Key, Path: want, URL: p.URL, Status: p.Status, ContentType: p.ContentType,
 		Fetched: p.FetchedAt, Headers: driver.MetaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
+	var captured []string
 	if p.Failed {
 		rec.Kind, rec.Location = "failed", p.Header.Get("Location")
 	}
@@ -295,6 +299,9 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 			return fmt.Errorf("file saver: save %q: %w", p.Key, err)
 		}
 		rec.Path, rec.Size, rec.Previous, rec.Pruned = rel, len(body), ver.previous, ver.pruned
+		if rec.Captures, captured, err = f.saveCaptures(rel, p); err != nil {
+			return fmt.Errorf("file saver: save the copies of %q: %w", p.Key, err)
+		}
 		if f.mirror {
 			rec.Aliases = naming.Aliases(p.Key, rel)
 		}
@@ -313,6 +320,9 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 	f.mu.Lock()
 	if !p.Unchanged && !p.Failed {
 		f.files[rec.Path] = struct{}{}
+	}
+	for _, c := range captured {
+		f.files[c] = struct{}{}
 	}
 	f.records = append(append(append(f.records, lines...), line...), '\n')
 	f.mu.Unlock()

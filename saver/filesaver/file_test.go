@@ -53,11 +53,15 @@ func fileTarget(t *testing.T, layout string) *savertest.Target {
 				if err != nil {
 					t.Fatalf("read %s: %v", l.Path, err)
 				}
-				out = append(out, l.stored(body))
+				st := l.stored(body)
+				st.Captures = readCaptures(t, dir, l)
+				out = append(out, st)
 			}
 			return out
 		},
-		Count: func(t testing.TB) int { return len(pageFiles(t, dir)) },
+		// Every file outside MetaDir is a page or a copy the last manifest
+		// line of its page names.
+		Count: func(t testing.TB) int { return len(pageFiles(t, dir)) - lastCaptures(t, dir) },
 	}
 }
 
@@ -78,6 +82,7 @@ type manifestLine struct {
 	Location    string            `json:"location"`
 	Previous    string            `json:"previous"`
 	Pruned      []string          `json:"pruned"`
+	Captures    map[string]string `json:"captures"`
 }
 
 func (l manifestLine) stored(body []byte) savertest.Stored {

@@ -80,7 +80,8 @@ const (
 // "durable" then means is the Redis server's: with appendonly yes and
 // appendfsync always, acknowledged writes survive a crash of Redis; with
 // everysec, up to a second may be lost. Saving an item again overwrites
-// its hash (one copy).
+// its hash (one copy). A rendered page's copies are strings beside it
+// (CaptureKey).
 type Saver struct {
 	c      *redis.Client
 	tmpl   *naming.Template
@@ -106,6 +107,10 @@ type redisWrite struct {
 	// version, when set, is a revisit's stored body's sha1 (hex): the page
 	// it replaces is kept as an earlier version first (redis_version.lua)
 	version string
+	// captures are the page's copies, staleCaptures the capture keys of
+	// the kinds it has none of (capture.go).
+	captures      []redisCapture
+	staleCaptures []string
 }
 
 // New connects and pings the server.
@@ -190,6 +195,7 @@ func (r *Saver) Save(ctx context.Context, p *saver.Page) error {
 		FieldFetched, p.FetchedAt.Format(time.RFC3339Nano),
 		FieldEncoding, enc,
 	}}
+	captureWrites(&w, p)
 	if p.Visit > 0 && r.keep > 1 {
 		sum := sha1.Sum(body)
 		w.version = hex.EncodeToString(sum[:])
@@ -253,6 +259,7 @@ func (r *Saver) send(ctx context.Context) error {
 		} else {
 			pipe.Persist(ctx, w.key) // a re-save after the TTL setting was removed
 		}
+		r.queueCaptures(ctx, pipe, w)
 	}
 	cmds, err := pipe.Exec(ctx)
 	if err == nil {

@@ -27,7 +27,7 @@ func redisPageKeys(t testing.TB, c *redis.Client) []string {
 	}
 	var pages []string
 	for _, k := range keys {
-		if !strings.Contains(k, redissaver.VersionSep) {
+		if !strings.Contains(k, redissaver.VersionSep) && !isCaptureKey(t, c, k) {
 			pages = append(pages, k)
 		}
 	}
@@ -36,7 +36,12 @@ func redisPageKeys(t testing.TB, c *redis.Client) []string {
 
 // redisPages reads every page hash of a database with a fresh client.
 func redisPages(t testing.TB, c *redis.Client) []savertest.Stored {
-	return redisHashes(t, c, redisPageKeys(t, c))
+	keys := redisPageKeys(t, c)
+	pages := redisHashes(t, c, keys)
+	for i, k := range keys {
+		pages[i].Captures = redisCaptures(t, c, k)
+	}
+	return pages
 }
 
 // redisVersions reads the earlier versions of the page at key, oldest first.

@@ -53,6 +53,9 @@ func Walk(ctx context.Context, cfg Config, fn saver.WalkFunc) (saver.Walked, err
 		}
 		for _, o := range out.Contents {
 			k := aws.ToString(o.Key)
+			if IsCaptureKey(k) {
+				continue // a page's copy, not a page
+			}
 			if strings.HasSuffix(k, SidecarSuffix) || strings.Contains(k, VersionSuffix) {
 				w.Skipped++
 				continue

@@ -265,6 +265,10 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 		}
 		meta[MetaSidecar] = driver.MetaValue(*side.Key)
 	}
+	captures, kinds := s.captureUploads(key, p)
+	if kinds != "" {
+		meta[MetaCaptures] = kinds
+	}
 	in := &s3.PutObjectInput{
 		Bucket:        aws.String(s.bucket),
 		Key:           aws.String(key),
@@ -279,9 +283,9 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 			return fmt.Errorf("s3 saver: save %q: keep the earlier version: %w", p.Key, err)
 		}
 	}
-	// The metadata object goes first: once the page is there, so is what
-	// it points to.
-	for _, up := range []*s3.PutObjectInput{sidecar, in} {
+	// The metadata object and the copies go first: once the page is there,
+	// so is what it points to.
+	for _, up := range append(append(captures, sidecar), in) {
 		if up == nil {
 			continue
 		}

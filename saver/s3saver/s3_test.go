@@ -54,7 +54,7 @@ func (r *s3Reader) list(t testing.TB) []string {
 			t.Fatalf("list %s: %v", r.bucket, err)
 		}
 		for _, o := range out.Contents {
-			if !strings.HasSuffix(*o.Key, s3saver.SidecarSuffix) && !strings.Contains(*o.Key, s3saver.VersionSuffix) {
+			if !strings.HasSuffix(*o.Key, s3saver.SidecarSuffix) && !strings.Contains(*o.Key, s3saver.VersionSuffix) && !s3saver.IsCaptureKey(*o.Key) {
 				keys = append(keys, *o.Key)
 			}
 		}
@@ -123,6 +123,7 @@ func s3Target(srv *s3test.Server, n *atomic.Int32) savertest.Factory {
 				for _, k := range r.list(t) {
 					st := r.head(t, k)
 					st.Body = r.get(t, k)
+					st.Captures = r.captures(t, k)
 					out = append(out, st)
 				}
 				return out

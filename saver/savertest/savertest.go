@@ -37,6 +37,9 @@ type Stored struct {
 	Header http.Header
 	Labels []string // nil when none
 	Visit  int
+	// Captures are the copies the store keeps of this copy of the page,
+	// in any order; nil when none.
+	Captures []saver.Capture
 }
 
 // MetaHeader builds a Stored.Header from a store's lookup of each of
@@ -100,6 +103,8 @@ func Run(t *testing.T, newTarget Factory) {
 		{"VersionRetry", testVersionRetry},
 		{"UnchangedFirst", testUnchangedFirst},
 		{"FailedNoVersion", testFailedNoVersion},
+		{"Captures", testCaptures},
+		{"InvalidCaptures", testInvalidCaptures},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -197,6 +202,7 @@ func expectOne(t testing.TB, tg *Target, p *saver.Page, copies []Stored) {
 	if !equalLabels(got.Labels, p.Labels) || got.Visit != p.Visit {
 		t.Fatalf("key %q: labels %q visit %d read back, want %q visit %d", p.Key, got.Labels, got.Visit, p.Labels, p.Visit)
 	}
+	expectCaptures(t, p, got.Captures)
 }
 
 func equalLabels(a, b []string) bool {

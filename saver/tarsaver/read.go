@@ -30,7 +30,8 @@ const maxEntry = 1 << 32
 // an archive (.tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.zst, .tzst, parts
 // such as name-1.tar.gz included) or a directory of them (not its
 // subdirectories), read in name order. Each entry with the saver's PAX
-// records (PAXKey...) is a page; other entries are skipped and counted.
+// records (PAXKey...) is a page; a page's copies (PAXCaptureOf) are left
+// out; other entries are skipped and counted.
 // The newest entry of each key is passed to fn (see saver.Walked).
 //
 // An archive that ends in a truncated or corrupt entry is read up to its
@@ -66,6 +67,9 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 		_, err := scanTar(ctx, name, readable[i], true, func(h *tar.Header, body []byte) error {
 			at := pos
 			pos++
+			if _, capture := h.PAXRecords[PAXCaptureOf]; capture {
+				return nil // a copy of the page before it, not a page
+			}
 			k, ok := h.PAXRecords[PAXKey]
 			if !ok || !latest.Wins(k, at) {
 				w.Skipped++

@@ -65,6 +65,8 @@ const (
 // (KeepVersions does not apply), each entry with its PAXVisit; a revisit
 // answered 304 (Page.Unchanged) or a failed page (Page.Failed) writes
 // nothing, and a page's Hops are not kept.
+// A rendered page's copies are entries right after its own
+// (CaptureName, PAXCaptureOf).
 type Saver struct {
 	base  string // the rendered path; parts are base, base-1, ...
 	comp  compression
@@ -240,6 +242,9 @@ func (t *Saver) Save(ctx context.Context, p *saver.Page) error {
 	err := t.tw.WriteHeader(hdr)
 	if err == nil {
 		_, err = t.tw.Write(p.Body)
+	}
+	if err == nil {
+		err = t.writeCaptures(hdr, p)
 	}
 	if err == nil {
 		err = t.tw.Flush() // pad the entry now, so a Flush ends members on entry boundaries

@@ -96,6 +96,7 @@ func decompress(t testing.TB, archive, ext string) []byte {
 func readEntries(t testing.TB, base, ext string) []savertest.Stored {
 	t.Helper()
 	var out []savertest.Stored
+	var lastName string
 	for _, part := range parts(t, base, ext) {
 		tr := tar.NewReader(bytes.NewReader(decompress(t, part, ext)))
 		for {
@@ -110,6 +111,17 @@ func readEntries(t testing.TB, base, ext string) []savertest.Stored {
 			if err != nil {
 				t.Fatalf("%s: %s: %v", part, h.Name, err)
 			}
+			if of, ok := h.PAXRecords[tarsaver.PAXCaptureOf]; ok {
+				// A copy follows the entry of the page it copies, beside it.
+				kind := h.PAXRecords[tarsaver.PAXCaptureKind]
+				if len(out) == 0 || out[len(out)-1].Key != of || h.Name != tarsaver.CaptureName(lastName, kind) {
+					t.Fatalf("%s: capture %s of %q does not follow its page's entry (%s)", part, h.Name, of, lastName)
+				}
+				out[len(out)-1].Captures = append(out[len(out)-1].Captures,
+					saver.Capture{Kind: kind, ContentType: h.PAXRecords[tarsaver.PAXContentType], Data: body})
+				continue
+			}
+			lastName = h.Name
 			status, _ := strconv.Atoi(h.PAXRecords[tarsaver.PAXStatus])
 			fetched, _ := time.Parse(time.RFC3339Nano, h.PAXRecords[tarsaver.PAXFetched])
 			out = append(out, savertest.Stored{Key: h.PAXRecords[tarsaver.PAXKey], URL: h.PAXRecords[tarsaver.PAXURL],
@@ -155,10 +167,15 @@ func tarTarget(t *testing.T, ext string) *savertest.Target {
 			for _, p := range parts(t, base, ext) {
 				n += len(systemList(t, p))
 			}
-			if m := len(entries(t)); m != n {
+			pages := entries(t)
+			m := len(pages)
+			for _, p := range pages {
+				m += len(p.Captures)
+			}
+			if m != n {
 				t.Fatalf("system tar lists %d entries, Go's reader %d", n, m)
 			}
-			return n
+			return len(pages)
 		},
 	}
 }

@@ -200,7 +200,8 @@ func (w *Saver) RecordsUnchanged() bool { return true }
 func (w *Saver) RecordsResponses() bool { return true }
 
 // Save appends the request and response records of p's redirects and of
-// p to the current file, in one write.
+// p, and a conversion record per capture of p (encodeCaptures), to the
+// current file, in one write.
 func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err

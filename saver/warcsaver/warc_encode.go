@@ -98,6 +98,12 @@ func (w *Saver) encode(buf *bytes.Buffer, p *saver.Page, role string) (cdxEntry,
 		return cdxEntry{}, err
 	}
 	entry.length = int64(buf.Len()) - entry.offset
+	if role == "" { // a page's copies; a redirect or a failure has none
+		if err := w.encodeCaptures(buf, p, respID, uri, date, key); err != nil {
+			buf.Truncate(start)
+			return cdxEntry{}, err
+		}
+	}
 	return entry, nil
 }
 

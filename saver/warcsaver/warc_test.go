@@ -30,10 +30,21 @@ func warcStored(t testing.TB, dir string) []savertest.Stored {
 		t.Fatalf("independent reader: %v", err)
 	}
 	var out []savertest.Stored
+	byID := map[string]int{} // response record ID -> its page in out
 	for _, r := range recs {
+		if r.Type == "conversion" {
+			// The reader checked it refers to a response of its URI.
+			i, ok := byID[r.Get("WARC-Refers-To")]
+			if !ok {
+				t.Fatalf("conversion record %s refers to %s, no response read", r.Get("WARC-Record-ID"), r.Get("WARC-Refers-To"))
+			}
+			out[i].Captures = append(out[i].Captures, saver.Capture{Kind: r.Get(warcsaver.FieldCapture), ContentType: r.Get("Content-Type"), Data: r.Payload})
+			continue
+		}
 		if r.Type != "response" || r.Get(warcsaver.FieldRole) != "" {
 			continue
 		}
+		byID[r.Get("WARC-Record-ID")] = len(out)
 		h := r.HTTP.Header
 		out = append(out, savertest.Stored{Key: unMeta(r.Get(warcsaver.FieldKey)), URL: r.Get("WARC-Target-URI"),
 			Status: r.HTTP.StatusCode, ContentType: h.Get("Content-Type"), FetchedAt: r.Date, Body: r.Payload,

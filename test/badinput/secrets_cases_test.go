@@ -108,8 +108,8 @@ func secretCases() []hostile {
 				f := b.cmd.Run(b.t, time.Minute, "failed", "-c", filepath.Join(b.dir, "crawl.yaml"), "--json")
 				return testbin.Result{Code: r.Code, Stdout: r.Stdout + f.Stdout, Stderr: r.Stderr + f.Stderr}
 			},
-			code:  0,
-			want:  []string{"127.0.0.1:1/"},
+			code:  1, // the proxy fails its check at start: the worker stops, saying why
+			want:  []string{"127.0.0.1:1", "every proxy failed its check"},
 			never: []string{pwHead, pwTail},
 		})
 	}
