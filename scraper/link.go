@@ -227,6 +227,14 @@ func (l *Link) ResolveLink(base *url.URL, ref string, requisite bool) (string, b
 	return n, in && err == nil
 }
 
+// LiveRequisiteCounter is a scraper that counts the requisites its pages
+// left on the live site; `crawl` prints the count in its summary.
+type LiveRequisiteCounter interface {
+	LiveRequisites() int
+}
+
+var _ LiveRequisiteCounter = (*Link)(nil)
+
 // LiveRequisites is how many distinct requisites the pages scraped so far
 // named on hosts out of the scope: a mirror leaves them on the live site.
 func (l *Link) LiveRequisites() int { return l.live.count() }
