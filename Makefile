@@ -5,9 +5,12 @@ export PATH := $(GOBIN):$(PATH)
 BIN      := bin/distscrape
 SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VERSITYGW_VERSION := v1.8.0
+WARCIO_VERSION := 2.4.11
+# warcio.js, the third reader of saver/warcsaver's WARC and WACZ tests
+export DISTSCRAPE_WARCIO_JS ?= $(CURDIR)/bin/node/node_modules/warcio/dist/cli.js
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium wget clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio wget clean
 
 all: build
 
@@ -18,7 +21,7 @@ build:
 ## PostgreSQL, versitygw), and
 ## the browser that opens an offline mirror (test/e2e/chromium_test.go), and
 ## wget, the reference mirror beside ours (test/e2e/links_wget_test.go)
-deps: redis-server postgresql versitygw chromium wget
+deps: redis-server postgresql versitygw chromium warcio wget
 
 wget:
 	@command -v wget >/dev/null 2>&1 || { \
@@ -41,6 +44,11 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { \
 		echo "installing chromium with apt-get (headless, for the offline mirror test)"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
+
+warcio:
+	@[ -f $(DISTSCRAPE_WARCIO_JS) ] || { \
+		echo "installing warcio.js $(WARCIO_VERSION) with npm into bin/node"; \
+		mkdir -p bin/node && npm install --prefix bin/node --no-audit --no-fund -s warcio@$(WARCIO_VERSION); }
 
 versitygw:
 	@command -v versitygw >/dev/null 2>&1 || { \

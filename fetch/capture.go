@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"strings"
+	"time"
 )
 
 // capture records what an archive needs of one hop beyond the decoded
@@ -56,5 +57,35 @@ func (c *capture) wireBody() []byte {
 // http.Response.Status, which keeps the server's wording).
 func reason(status string) string {
 	_, r, _ := strings.Cut(status, " ")
+	return r
+}
+
+// redirectBodyMax bounds the body of a redirect kept for an archive; a
+// longer one is drained as far as drain goes and not kept.
+const redirectBodyMax = 64 << 10
+
+// headResponse is what an archive needs of an answer whose body is not
+// read: the exchange, no body.
+func headResponse(req *http.Request, resp *http.Response, cp *capture) *Response {
+	return &Response{URL: req.URL, Status: resp.StatusCode, Header: resp.Header,
+		ContentType: mediaType(resp.Header.Get("Content-Type"), nil), FetchedAt: time.Now(), Request: req,
+		Proto: resp.Proto, Reason: reason(resp.Status), RemoteAddr: cp.remote}
+}
+
+// redirectResponse reads a redirect's body, as transmitted, when it is
+// small (a "Moved" page); a content-encoded one is kept as WireBody only,
+// as nothing reads it but an archive.
+func redirectResponse(req *http.Request, resp *http.Response, cp *capture) *Response {
+	r := headResponse(req, resp, cp)
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, redirectBodyMax+1))
+	if err != nil || len(raw) > redirectBodyMax {
+		drain(resp.Body)
+		return r
+	}
+	if enc := strings.TrimSpace(resp.Header.Get("Content-Encoding")); enc != "" && !strings.EqualFold(enc, "identity") {
+		r.WireBody = raw
+	} else {
+		r.Body = raw
+	}
 	return r
 }

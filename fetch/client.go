@@ -106,53 +106,72 @@ func (c *Client) Fetch(ctx context.Context, req *http.Request) (*Response, error
 func (c *Client) do(ctx context.Context, req *http.Request, o options) (*Response, error) {
 	start := time.Now()
 	var waited time.Duration
+	var hops []*Response // the redirects followed so far
 	req = req.Clone(ctx)
 	c.setHeaders(req)
 	for hop := 0; ; hop++ {
-		u := req.URL
-		if u.Scheme != "http" && u.Scheme != "https" {
-			return nil, &Error{reason: "bad scheme", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: %q", ErrScheme, u.Scheme)}
-		}
-		if u.Host == "" {
-			return nil, &Error{reason: "bad url", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: no host", ErrScheme)}
-		}
-		if !c.cfg.AllowMetadata && literalMetadata(u) {
-			return nil, &Error{reason: "metadata address", final: true, URL: u.Redacted(), Err: ErrMetadata}
-		}
-		if hop > 0 && o.scoped && c.cfg.InScope != nil && !c.cfg.InScope(u) {
-			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(), Err: ErrOutOfScope}
-		}
-		if hop > 0 && o.origin != nil && !sameOrigin(o.origin, u) {
-			return nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(),
-				Err: fmt.Errorf("%w: robots.txt of %s redirects to another host", ErrOutOfScope, o.origin.Host)}
-		}
-		var delay time.Duration
-		if o.robots {
-			d, err := c.robots.check(ctx, u)
-			if err != nil {
-				return nil, classify(ctx, u.Redacted(), err)
-			}
-			delay = d
-		}
-		resp, next, err := c.hop(ctx, req, delay, o, &waited)
+		resp, next, err := c.follow(ctx, req, hop, o, &waited)
 		if err != nil {
+			var e *Error
+			if errors.As(err, &e) && len(hops) > 0 {
+				// The failure comes with the answers received on the way:
+				// its own (a status error) or the last redirect's.
+				if e.Response == nil {
+					e.Response, hops = hops[len(hops)-1], hops[:len(hops)-1]
+				}
+				e.Response.Hops = hops
+			}
 			return nil, err
 		}
-		if resp != nil {
-			resp.Elapsed, resp.Waited = time.Since(start), waited
+		if next == nil {
+			resp.Elapsed, resp.Waited, resp.Hops = time.Since(start), waited, hops
 			return resp, nil
 		}
 		if hop >= o.maxRedirects {
-			return nil, &Error{reason: "too many redirects", final: true, URL: u.Redacted(),
-				Err: fmt.Errorf("%w: more than %d", ErrTooManyRedirects, max(o.maxRedirects, 0))}
+			resp.Hops = hops
+			return nil, &Error{reason: "too many redirects", final: true, URL: req.URL.Redacted(),
+				Err: fmt.Errorf("%w: more than %d", ErrTooManyRedirects, max(o.maxRedirects, 0)), Response: resp}
 		}
+		hops = append(hops, resp)
 		req = next
 	}
 }
 
+// follow checks one hop's URL (scheme, metadata address, scope, robots.txt)
+// and performs it.
+func (c *Client) follow(ctx context.Context, req *http.Request, hop int, o options, waited *time.Duration) (*Response, *http.Request, error) {
+	u := req.URL
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, nil, &Error{reason: "bad scheme", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: %q", ErrScheme, u.Scheme)}
+	}
+	if u.Host == "" {
+		return nil, nil, &Error{reason: "bad url", final: true, URL: u.Redacted(), Err: fmt.Errorf("%w: no host", ErrScheme)}
+	}
+	if !c.cfg.AllowMetadata && literalMetadata(u) {
+		return nil, nil, &Error{reason: "metadata address", final: true, URL: u.Redacted(), Err: ErrMetadata}
+	}
+	if hop > 0 && o.scoped && c.cfg.InScope != nil && !c.cfg.InScope(u) {
+		return nil, nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(), Err: ErrOutOfScope}
+	}
+	if hop > 0 && o.origin != nil && !sameOrigin(o.origin, u) {
+		return nil, nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(),
+			Err: fmt.Errorf("%w: robots.txt of %s redirects to another host", ErrOutOfScope, o.origin.Host)}
+	}
+	var delay time.Duration
+	if o.robots {
+		d, err := c.robots.check(ctx, u)
+		if err != nil {
+			return nil, nil, classify(ctx, u.Redacted(), err)
+		}
+		delay = d
+	}
+	return c.hop(ctx, req, delay, o, waited)
+}
+
 // hop performs one request under the concurrency and rate limits. It
-// returns the page, or the request of the next hop for a redirect, and
-// adds the time it waited for those limits to *waited.
+// returns the page, or for a redirect its response and the request of the
+// next hop, and adds the time it waited for those limits to *waited. A
+// status error carries the response (Error.Response).
 func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Duration, o options, waited *time.Duration) (*Response, *http.Request, error) {
 	u := req.URL
 	waitStart := time.Now()
@@ -197,26 +216,33 @@ func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Dur
 	case http.StatusMovedPermanently, http.StatusFound, http.StatusSeeOther,
 		http.StatusTemporaryRedirect, http.StatusPermanentRedirect:
 		if loc := resp.Header.Get("Location"); loc != "" {
-			drain(resp.Body)
+			r := redirectResponse(sent, resp, &cp)
 			next, err := redirectRequest(ctx, req, resp.StatusCode, loc)
 			if err != nil {
 				e := Final("bad redirect", err)
-				e.URL = u.Redacted()
+				e.URL, e.Response = u.Redacted(), r
 				return nil, nil, e
 			}
-			return nil, next, nil
+			return r, next, nil
 		}
 	}
 	if resp.StatusCode == http.StatusNotModified && Conditional(req) {
 		// The answer asked for, not a failure: no body, and the caller
 		// keeps what it has (Response.NotModified).
 		drain(resp.Body)
-		return &Response{URL: u, Status: resp.StatusCode, Header: resp.Header, FetchedAt: time.Now(), Request: sent,
-			Proto: resp.Proto, Reason: reason(resp.Status), RemoteAddr: cp.remote}, nil, nil
+		return headResponse(sent, resp, &cp), nil, nil
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		drain(resp.Body)
-		return nil, nil, statusError(resp, time.Now())
+		e := statusError(resp, time.Now())
+		// The answer is kept for an archive (a 404 page, a 500 with its
+		// body); one whose body fails to arrive whole, with its headers only.
+		r, _, err := c.rawResponse(ctx, hctx, sent, resp, o, &cp)
+		if err != nil {
+			drain(resp.Body)
+			r = headResponse(sent, resp, &cp)
+		}
+		e.Response = r
+		return nil, nil, e
 	}
 	var body []byte
 	if req.Method != http.MethodHead {

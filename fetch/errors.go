@@ -47,6 +47,13 @@ type Error struct {
 	Status int    // HTTP status, when there was a response
 	URL    string // the URL of the failing hop
 	Err    error  // the cause
+	// Response is the answer the failure came with, for an archive: the
+	// status error's response (its body read within Config.MaxBody, as a
+	// page's; headers only past that), or the last redirect followed
+	// before a failure on the way (too many, out of scope, a bad
+	// Location); with the earlier redirects in its Hops. Nil when there
+	// was none.
+	Response *Response
 }
 
 // Final returns an error that retrying cannot help: the manager sends the

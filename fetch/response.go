@@ -49,6 +49,11 @@ type Response struct {
 	// decoded and Config.KeepWireBody is set; nil otherwise (Body is then
 	// what came over the wire).
 	WireBody []byte
+	// Hops are the redirects followed to URL, in order, for an archive:
+	// each with its Request and response headers, and its body when it
+	// was small (up to 64 KiB, as transmitted: Body, or WireBody when
+	// content-encoded); their Hops, Elapsed and Waited are zero.
+	Hops []*Response
 }
 
 // NotModified says the server answered 304 Not Modified to a conditional

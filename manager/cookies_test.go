@@ -12,6 +12,7 @@ import (
 	"github.com/distscrape/distscrape/fetch/cookies"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/tracker"
@@ -30,7 +31,7 @@ func TestCookiesReachNoSaver(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tr.Close()
-	sv, err := saver.NewFile(saver.FileConfig{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
+	sv, err := filesaver.New(filesaver.Config{Dir: t.TempDir(), Layout: "flat", Name: "{sha256}", Crawl: "t", Worker: "w"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -431,6 +431,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 			return
 		}
 		j.err = err
+		m.recordFailed(ctx, j, err)
 		m.observe(err, nil)
 		return
 	}

@@ -24,8 +24,8 @@ const Redacted = "REDACTED"
 // pageOf is what the saver gets of a response: the body and the exchange
 // behind it, as an archive records it, and the item's labels and visits.
 // Cookie values (the session's) are redacted from the request and the
-// response headers (redactCookies): a saver, a WARC request record
-// included, never holds a session.
+// response headers of the page and of every redirect hop (redactCookies):
+// a saver, a WARC request record included, never holds a session.
 func pageOf(lease tracker.Lease, resp *fetch.Response) *saver.Page {
 	p := &saver.Page{Key: lease.Key, Labels: lease.Labels, Visit: lease.Visits, Unchanged: resp.NotModified(),
 		URL: resp.URL.String(), Status: resp.Status,
@@ -33,6 +33,15 @@ func pageOf(lease tracker.Lease, resp *fetch.Response) *saver.Page {
 		Proto: resp.Proto, Reason: resp.Reason, Header: redactCookies(resp.Header, "Set-Cookie"), RemoteAddr: resp.RemoteAddr, WireBody: resp.WireBody}
 	if resp.Request != nil {
 		p.Method, p.RequestHeader = resp.Request.Method, redactCookies(resp.Request.Header, "Cookie")
+	}
+	for _, h := range resp.Hops {
+		x := saver.Exchange{URL: h.URL.String(), Status: h.Status, ContentType: h.Header.Get("Content-Type"),
+			FetchedAt: h.FetchedAt, Body: h.Body, Proto: h.Proto, Reason: h.Reason,
+			Header: redactCookies(h.Header, "Set-Cookie"), RemoteAddr: h.RemoteAddr, WireBody: h.WireBody}
+		if h.Request != nil {
+			x.Method, x.RequestHeader = h.Request.Method, redactCookies(h.Request.Header, "Cookie")
+		}
+		p.Hops = append(p.Hops, x)
 	}
 	return p
 }

@@ -72,6 +72,17 @@ type Page struct {
 	// saver.capture): a PDF, a full-page PNG. Savers store them beside
 	// the body.
 	Captures []Capture
+
+	// Hops are the redirects followed to URL, in order, each an exchange
+	// of its own: an archive records them (the WARC saver's request and
+	// response records, the file saver's manifest lines) so that a link
+	// to a redirecting URL replays; a saver that keeps bodies ignores them.
+	Hops []Exchange
+	// Failed says the page is the response an item failed with (a 404
+	// page, a 500 with its body, the last redirect before a refused one):
+	// no version of the item, which is retried or dead-lettered all the
+	// same. The manager hands such a page only to a ResponseRecorder.
+	Failed bool
 }
 
 // Capture is one copy of a rendered page.
@@ -79,6 +90,41 @@ type Capture struct {
 	Kind        string // "pdf", "screenshot"
 	ContentType string // "application/pdf", "image/png"
 	Data        []byte
+}
+
+// Exchange is one request and the response to it, as received, other than
+// the page itself: a redirect on the way to Page.URL. The fields mean what
+// Page's of the same names mean; Body is nil when the body was not kept
+// (a redirect's over 64 KiB), or WireBody alone holds it (content-encoded).
+type Exchange struct {
+	URL           string
+	Status        int
+	ContentType   string
+	FetchedAt     time.Time
+	Body          []byte
+	Method        string
+	RequestHeader http.Header
+	Proto         string
+	Reason        string
+	Header        http.Header
+	RemoteAddr    string
+	WireBody      []byte
+}
+
+// ResponseRecorder is a Saver that records every response, not only the
+// pages that complete an item: the Hops of a page and the pages with
+// Failed set. The manager saves a failed page only to a saver that
+// implements it and returns true, and fails the item all the same; a
+// wrapper of savers answers for what it wraps.
+type ResponseRecorder interface {
+	Saver
+	RecordsResponses() bool
+}
+
+// RecordsResponses says whether s wants pages with Page.Failed set.
+func RecordsResponses(s Saver) bool {
+	r, ok := s.(ResponseRecorder)
+	return ok && r.RecordsResponses()
 }
 
 // UnchangedRecorder is a Saver that records revisits answered 304

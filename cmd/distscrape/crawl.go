@@ -217,6 +217,10 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return err
 	}
+	reps, err := startReports(ctx, cfg, worker, tr, log)
+	if err != nil {
+		return err
+	}
 	var metricsErr chan error
 	if m != nil {
 		m.Track(mgr.Progress)
@@ -252,6 +256,8 @@ func runWorker(c *cli.Context, single bool) error {
 	defer cancel()
 	if err := sv.Close(closeCtx); err != nil {
 		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
+	} else if runErr == nil && ctx.Err() == nil {
+		runErr = within("saver", crawlWACZ(ctx, cfg, single, log))
 	}
 	if sink != nil {
 		if err := sink.Close(closeCtx); err != nil {
@@ -289,6 +295,7 @@ func runWorker(c *cli.Context, single bool) error {
 		live = lc.LiveRequisites()
 	}
 	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead, live)
+	reps.finish(ctx, runErr, limit, st, stErr)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
 		switch {

@@ -38,6 +38,8 @@ type Config struct {
 	Records Records       `yaml:"records"`
 	// Login, when set (Login.Set), keeps the crawl logged in (render.go).
 	Login Login `yaml:"login"`
+	// Notify reports to the operator (see notify.go).
+	Notify Notify `yaml:"notify"`
 
 	secrets []string // the values of ${VAR} references: see Redactor
 }
@@ -171,6 +173,7 @@ type Saver struct {
 	MaxSize      Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
 	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
 	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
+	WACZ         bool          `yaml:"wacz"`          // warc, crawl command: package the WARC files as DIR.wacz when the crawl ends
 	KeepVersions int           `yaml:"keep_versions"` // file, s3, redis: versions of a revisited page kept, the newest included; default 3
 	Capture      []string      `yaml:"capture"`       // copies of rendered pages: pdf, screenshot
 }

@@ -112,6 +112,7 @@ func (c *Config) ApplyDefaults() {
 	}
 
 	c.applyExtractDefaults()
+	c.applyNotifyDefaults()
 
 	setStr(&c.Log.Level, "info")
 	setStr(&c.Log.Format, "text")

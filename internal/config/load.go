@@ -106,6 +106,7 @@ func parse(data []byte, name string, env lookupFunc) (*Config, error) {
 	}
 	checkExplicitZeros(cfg, p, env)
 	cfg.ApplyDefaults()
+	checkKindKeys(cfg, p, env)
 	cfg.validate(p)
 	if err := p.err(); err != nil {
 		return nil, err

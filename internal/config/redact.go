@@ -33,6 +33,7 @@ func (c *Config) Redacted() *Config {
 	}
 	redactHeaders(red, r.Fetch.Headers)
 	r.Login = c.Login.redacted()
+	r.redactNotify(red)
 	for i := range r.Scraper.Requests {
 		redactHeaders(red, r.Scraper.Requests[i].Headers)
 		r.Scraper.Requests[i].Body = red.String(r.Scraper.Requests[i].Body)
@@ -57,6 +58,7 @@ func (c *Config) Redactor() *redact.Redactor {
 	if c.Dashboard.Token != "" { // a secret even when written in the file
 		secrets = append(secrets[:len(secrets):len(secrets)], c.Dashboard.Token)
 	}
+	secrets = append(secrets[:len(secrets):len(secrets)], c.notifySecrets()...)
 	return redact.New(secrets...)
 }
 
@@ -77,6 +79,7 @@ func (c *Config) Clone() *Config {
 	for i := range r.Scraper.Requests {
 		r.Scraper.Requests[i].Headers = maps.Clone(c.Scraper.Requests[i].Headers)
 	}
+	r.Notify = c.Notify.clone()
 	r.Extract = clone(c.Extract)
 	for i := range r.Extract {
 		r.Extract[i].Fields = clone(c.Extract[i].Fields)

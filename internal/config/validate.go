@@ -40,11 +40,15 @@ func (c *Config) validate(p *problems) {
 	c.validateExtract(p)
 	c.compileExtract(p)
 	c.validateRender(p)
+	c.validateNotify(p)
 	if c.Limits.MaxPages < 0 {
 		p.add("limits.max_pages", "%d: want 0 (unlimited) or a number of pages", c.Limits.MaxPages)
 	}
 	if c.Limits.MaxBytes < 0 {
 		p.add("limits.max_bytes", "%d: want 0 (unlimited) or a size like 10GiB", c.Limits.MaxBytes)
+	}
+	if c.Saver.WACZ && c.Saver.Kind != "warc" {
+		p.add("saver.wacz", "needs saver.kind warc: a WACZ file packages WARC files")
 	}
 	switch {
 	case c.Saver.ConvertLinks && c.Saver.Kind != "file":

@@ -42,6 +42,8 @@ func TestBadConfigs(t *testing.T) {
 		{"scraper kind", "crawl: x\nscraper: {kind: sitemap}\n", "scraper.kind", `unknown value "sitemap" (want link or id)`},
 		{"links unknown", "crawl: x\nscraper: {seeds: [\"http://a.org/\"], links: regexp}\n", "scraper.links", `"regexp" is not parse`},
 		{"convert_links flat", "crawl: x\nsaver: {layout: flat, convert_links: true}\n", "saver.convert_links", "needs saver.layout mirror"},
+		{"wacz file", "crawl: x\nsaver: {wacz: true}\n", "saver.wacz", "needs saver.kind warc"},
+		{"wacz tar", "crawl: x\nsaver: {kind: tar, wacz: true}\n", "saver.wacz", "needs saver.kind warc"},
 		{"convert_links tar", "crawl: x\nsaver: {kind: tar, convert_links: true}\n", "saver.convert_links", "needs saver.kind file"},
 		{"convert_links id", "crawl: x\nscraper: {kind: id, id_regex: '\\d+', download_url_fmt: 'https://a.org/{id}'}\nsaver: {convert_links: true}\n", "saver.convert_links", "needs scraper.kind link"},
 		{"sitemaps id", "crawl: x\nscraper: {kind: id, id_regex: '\\d+', download_url_fmt: 'https://a.org/{id}', sitemaps: true}\n", "scraper.sitemaps", "needs scraper.kind link"},

@@ -14,6 +14,8 @@ var zeroMeansDefault = []string{
 	"fetch.max_body", "fetch.max_redirects", "fetch.max_retry_after",
 	"saver.concurrency",
 	"records.batch", "records.rotate_bytes",
+	"notify.dead_letter_rate.threshold", "notify.dead_letter_rate.window", "notify.summary_every",
+	"notify.tracker_down_after", "notify.timeout", "notify.attempts", "notify.queue",
 }
 
 // checkExplicitZeros reports every key of zeroMeansDefault that the file or
@@ -41,6 +43,9 @@ func defaultOf(path string) any {
 		return DefaultRecordBatch
 	case "records.rotate_bytes":
 		return DefaultRotateBytes
+	}
+	if d, ok := notifyDefault[path]; ok { // applied only to a notify section with a receiver
+		return d
 	}
 	var d Config
 	d.ApplyDefaults()

@@ -125,6 +125,11 @@ type manifestRecord struct {
 	// Unchanged marks a revisit answered 304: no file was written, the
 	// key's last line without it still says where its body is.
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Kind is "redirect" for a redirect on the way to the page (Location
+	// says where to) and "failed" for the response an item failed with;
+	// neither writes a file. Empty for a page.
+	Kind     string `json:"kind,omitempty"`
+	Location string `json:"location,omitempty"`
 	// Converted marks a page saved with its links converted
 	// (Config.ConvertLinks): the file is not the body as fetched.
 	Converted bool `json:"converted,omitempty"`
@@ -272,10 +277,17 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if closed {
 		return saver.ErrClosed
 	}
+	lines, err := f.responseLines(p)
+	if err != nil {
+		return err
+	}
 	want := f.Path(p)
 	rec := manifestRecord{Key: p.Key, Path: want, URL: p.URL, Status: p.Status, ContentType: p.ContentType,
 		Fetched: p.FetchedAt, Headers: driver.MetaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
-	if !p.Unchanged {
+	if p.Failed {
+		rec.Kind, rec.Location = "failed", p.Header.Get("Location")
+	}
+	if !p.Unchanged && !p.Failed {
 		body := f.converted(p, f.selfPath(want))
 		rec.Converted = f.convert != nil && !bytes.Equal(body, p.Body)
 		rel, replaced, ver, err := f.place(want, body, p)
@@ -299,10 +311,10 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 		return fmt.Errorf("file saver: manifest record of %q: %w", p.Key, err)
 	}
 	f.mu.Lock()
-	if !p.Unchanged {
+	if !p.Unchanged && !p.Failed {
 		f.files[rec.Path] = struct{}{}
 	}
-	f.records = append(append(f.records, line...), '\n')
+	f.records = append(append(append(f.records, lines...), line...), '\n')
 	f.mu.Unlock()
 	return nil
 }

@@ -38,8 +38,8 @@ func fileTarget(t *testing.T, layout string) *savertest.Target {
 			last := map[string]manifestLine{}
 			var order []string
 			for _, l := range readManifest(t, dir) {
-				if l.Unchanged {
-					continue
+				if l.Unchanged || l.Kind != "" {
+					continue // no file: a 304, a redirect, a failure
 				}
 				if _, ok := last[l.Key]; !ok {
 					order = append(order, l.Key)
@@ -74,6 +74,8 @@ type manifestLine struct {
 	Labels      []string          `json:"labels"`
 	Visit       int               `json:"visit"`
 	Unchanged   bool              `json:"unchanged"`
+	Kind        string            `json:"kind"`
+	Location    string            `json:"location"`
 	Previous    string            `json:"previous"`
 	Pruned      []string          `json:"pruned"`
 }

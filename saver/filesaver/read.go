@@ -61,7 +61,7 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 	for _, name := range names {
 		err := readManifest(ctx, name, func(l manifestRecord) {
 			pos++
-			if l.Unchanged {
+			if l.Unchanged || l.Kind != "" { // a 304, a redirect, a failure: no file
 				w.Skipped++
 				return
 			}

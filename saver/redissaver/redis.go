@@ -164,8 +164,9 @@ func (r *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err
 	}
-	if p.Unchanged {
-		// A 304: no new body, the hash holds the page already.
+	if p.Unchanged || p.Failed {
+		// A 304: no new body, the hash holds the page already; a failed
+		// page is no version of it.
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		if r.closed {

@@ -217,8 +217,9 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err
 	}
-	if p.Unchanged {
-		// A 304: no new body, the bucket holds the page already.
+	if p.Unchanged || p.Failed {
+		// A 304: no new body, the bucket holds the page already; a failed
+		// page is no version of it.
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		if s.closed {

@@ -99,6 +99,7 @@ func Run(t *testing.T, newTarget Factory) {
 		{"Versions", testVersions},
 		{"VersionRetry", testVersionRetry},
 		{"UnchangedFirst", testUnchangedFirst},
+		{"FailedNoVersion", testFailedNoVersion},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

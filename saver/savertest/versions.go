@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +162,22 @@ func testUnchangedFirst(t *testing.T, ctx context.Context, tg *Target) {
 	save(t, ctx, tg.Saver, version("http://example.test/elsewhere", 1, true))
 	flush(t, ctx, tg.Saver)
 	expectCount(t, tg, 0)
+}
+
+// testFailedNoVersion: the response an item failed with (Page.Failed, a
+// 404 page with its body, reached through a redirect) is no version of
+// the item: the store's page is still the last one saved.
+func testFailedNoVersion(t *testing.T, ctx context.Context, tg *Target) {
+	const key = "http://example.test/vanished"
+	first := version(key, 0, false)
+	save(t, ctx, tg.Saver, first)
+	flush(t, ctx, tg.Saver)
+	failed := version(key, 1, false)
+	failed.Body, failed.Status, failed.Reason, failed.Failed = []byte("no such page"), http.StatusNotFound, "Not Found", true
+	failed.Header.Set("Content-Length", strconv.Itoa(len(failed.Body)))
+	failed.Hops = []saver.Exchange{{URL: "http://example.test/old", Status: http.StatusMovedPermanently,
+		FetchedAt: failed.FetchedAt, Method: http.MethodGet, Header: http.Header{"Location": {key}}}}
+	save(t, ctx, tg.Saver, failed)
+	flush(t, ctx, tg.Saver)
+	expect(t, tg, first)
 }

@@ -63,7 +63,8 @@ const (
 // only: saving an item twice writes two entries of one name, and tar, when
 // extracting, keeps the last. So every version of a revisited page is kept
 // (KeepVersions does not apply), each entry with its PAXVisit; a revisit
-// answered 304 (Page.Unchanged) writes nothing.
+// answered 304 (Page.Unchanged) or a failed page (Page.Failed) writes
+// nothing, and a page's Hops are not kept.
 type Saver struct {
 	base  string // the rendered path; parts are base, base-1, ...
 	comp  compression
@@ -192,7 +193,7 @@ func (t *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if p.Unchanged { // no new body: the archive holds the page already
+	if p.Unchanged || p.Failed { // no new body (or no version): the archive holds the page already
 		t.mu.Lock()
 		defer t.mu.Unlock()
 		if t.closed {

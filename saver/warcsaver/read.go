@@ -30,7 +30,8 @@ import (
 // Walk reads back the pages of WARC files: path is a .warc or .warc.gz
 // file (one gzip member per record, or one stream) or a directory of them
 // (not its subdirectories), read in name order. Each response record is a
-// page: its key is the record's Distscrape-Key (the target URI in a WARC
+// page (but the redirects and failures marked FieldRole): its key is the
+// record's Distscrape-Key (the target URI in a WARC
 // another tool wrote), its body the HTTP payload with the Content-Encoding
 // and chunking undone, its header the response's. The newest response of
 // each key is passed to fn (see saver.Walked); revisit, request and
@@ -53,10 +54,11 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	pos := 0
 	for i, name := range files {
 		n, err := scanFile(ctx, name, -1, func(r *warcRecord) error {
-			if r.typ() == "response" {
+			typ := r.pageType()
+			if typ == "response" {
 				latest.See(r.key(), r.date(), pos)
 			}
-			if r.typ() == "response" || r.typ() == "revisit" {
+			if typ == "response" || typ == "revisit" {
 				pos++
 			}
 			return nil
@@ -71,7 +73,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	pos = 0
 	for i, name := range files {
 		_, err := scanFile(ctx, name, readable[i], func(r *warcRecord) error {
-			typ := r.typ()
+			typ := r.pageType()
 			if typ != "response" && typ != "revisit" {
 				return nil
 			}
@@ -140,6 +142,16 @@ type warcRecord struct {
 }
 
 func (r *warcRecord) typ() string { return r.header.Get("WARC-Type") }
+
+// pageType is the record's WARC-Type, but "" for a response that is no
+// page: a redirect on the way to one or the response an item failed with,
+// which the WARC saver archives beside the pages (FieldRole).
+func (r *warcRecord) pageType() string {
+	if r.header.Get(FieldRole) != "" {
+		return ""
+	}
+	return r.typ()
+}
 
 func (r *warcRecord) key() string {
 	if k := r.header.Get(FieldKey); k != "" {

@@ -2,8 +2,12 @@ package warcsaver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +70,48 @@ func TestRecordsUnchanged(t *testing.T) {
 	defer s.Close(context.Background())
 	if !saver.RecordsUnchanged(s) {
 		t.Errorf("RecordsUnchanged(%T) = false, want true", s)
+	}
+}
+
+// TestWARCCDXJUnchangedDigest: the index line of a 304's revisit record
+// carries the payload digest of the response it refers to (by which an
+// index user resolves it), none when the response is unknown to the
+// saver; the index is readable by all (0644), as the WARC file is.
+func TestWARCCDXJUnchangedDigest(t *testing.T) {
+	for _, refer := range []bool{true, false} {
+		t.Run(fmt.Sprint("refer=", refer), func(t *testing.T) {
+			dir := t.TempDir()
+			first := savertest.NewPage("http://example.test/a", []byte("the body"))
+			unchanged := *first
+			unchanged.Body, unchanged.Unchanged, unchanged.Visit, unchanged.Status = nil, true, 1, 304
+			unchanged.FetchedAt = first.FetchedAt.Add(time.Hour)
+			saveAndRead(t, warcsaver.Config{Dir: dir, CDX: true, ReferUnchanged: refer}, first, &unchanged)
+			files := warcFiles(t, dir)
+			cdxj := strings.TrimSuffix(files[0], ".warc.gz") + ".cdxj"
+			for _, f := range []string{files[0], cdxj} {
+				if fi, err := os.Stat(f); err != nil || fi.Mode().Perm() != 0o644 {
+					t.Errorf("%s: mode %v, %v; want 0644", filepath.Base(f), fi.Mode().Perm(), err)
+				}
+			}
+			raw, err := os.ReadFile(cdxj)
+			if err != nil {
+				t.Fatal(err)
+			}
+			digests := map[string]string{} // mime -> digest
+			for _, l := range strings.Split(strings.TrimSpace(string(raw)), "\n") {
+				var js map[string]string
+				if err := json.Unmarshal([]byte(strings.SplitN(l, " ", 3)[2]), &js); err != nil {
+					t.Fatal(err)
+				}
+				digests[js["mime"]] = js["digest"]
+			}
+			want := strings.TrimPrefix(warctest.Digest(first.Body), "sha1:")
+			if !refer {
+				want = ""
+			}
+			if digests["text/html"] != strings.TrimPrefix(warctest.Digest(first.Body), "sha1:") || digests["warc/revisit"] != want {
+				t.Errorf("digests %v, want the revisit's %q", digests, want)
+			}
+		})
 	}
 }

@@ -3,17 +3,15 @@
 package warcsaver
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/klauspost/compress/gzip"
 	"github.com/nlnwa/gowarc"
 
 	"github.com/distscrape/distscrape/saver"
@@ -44,8 +42,9 @@ type Config struct {
 	ReferUnchanged bool
 	Crawl          string
 	Worker         string
-	Software       string // warcinfo "software"; default "distscrape"
-	ConfigDigest   string // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+	Software       string       // warcinfo "software"; default "distscrape"
+	ConfigDigest   string       // warcinfo "distscrape-config-digest", e.g. "sha256:..."
+	Logger         *slog.Logger // the repairs of dead writers' files; default slog.Default()
 }
 
 // RevisitMemory bounds the payload digests a WARC saver remembers for
@@ -78,8 +77,9 @@ const DefaultMaxSize = 1 << 30
 type Saver struct {
 	cfg  Config
 	opts []gowarc.WarcRecordOption
-	name string // {crawl}-{worker}, escaped for a file name
-	tmp  string // this worker's directory for temporary files
+	name string   // {crawl}-{worker}, escaped for a file name
+	tmp  string   // this worker's directory for temporary files
+	lock *os.File // held while the saver is open: this writer is alive
 
 	mu      sync.Mutex
 	cur     *warcFile
@@ -90,10 +90,14 @@ type Saver struct {
 	// last response of each URI this saver wrote, for the revisit record of
 	// a 304 (Page.Unchanged) to refer to; bounded by RevisitMemory; nil
 	// without ReferUnchanged
-	last map[string]*gowarc.RevisitRef
+	last map[string]lastResponse
 
 	flushMu sync.Mutex // one Flush (or Close) at a time
 }
+
+// lastResponse is what a saver remembers of the last response record of a
+// URI: its ID and date for WARC-Refers-To, its payload digest for the index.
+type lastResponse struct{ id, date, digest string }
 
 // warcFile is one open .warc.gz file.
 type warcFile struct {
@@ -150,17 +154,36 @@ func New(cfg Config) (*Saver, error) {
 	w := &Saver{cfg: cfg, name: names.RenderFileName(cfg.Crawl, cfg.Worker)}
 	// Large records spill to files, and indexes are written beside their
 	// final name first: in a directory of this worker's own, emptied at
-	// start, so what a killed worker left there goes away.
-	w.tmp = filepath.Join(cfg.Dir, TempDir, w.name)
+	// start, so what a killed worker left there goes away; before that,
+	// the files it (or any dead writer here) was writing are repaired.
+	root := filepath.Join(cfg.Dir, TempDir)
+	if err := os.MkdirAll(root, 0o755); err != nil {
+		return nil, fmt.Errorf("warc saver: %w", err)
+	}
+	lock, ok, err := disk.TryLock(filepath.Join(root, w.name+lockSuffix))
+	if err != nil {
+		return nil, fmt.Errorf("warc saver: lock: %w", err)
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %s in %s", ErrWriterAlive, w.name, cfg.Dir)
+	}
+	w.lock = lock
+	w.tmp = filepath.Join(root, w.name)
+	if _, err := repair(cfg.Dir, w.name, cfg.CDX, cfg.Logger); err != nil {
+		lock.Close()
+		return nil, err
+	}
 	if err := os.RemoveAll(w.tmp); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("warc saver: clean %s: %w", w.tmp, err)
 	}
 	if err := os.MkdirAll(w.tmp, 0o755); err != nil {
+		lock.Close()
 		return nil, fmt.Errorf("warc saver: %w", err)
 	}
 	w.opts = warcRecordOptions(w.tmp)
 	if cfg.ReferUnchanged {
-		w.last = map[string]*gowarc.RevisitRef{}
+		w.last = map[string]lastResponse{}
 	}
 	if cfg.Revisits {
 		w.seen = map[string]*gowarc.RevisitRef{}
@@ -172,7 +195,12 @@ func New(cfg Config) (*Saver, error) {
 // (server-not-modified profile).
 func (w *Saver) RecordsUnchanged() bool { return true }
 
-// Save appends p's request and response records to the current file.
+// RecordsResponses is true: redirects (Page.Hops) and the responses items
+// failed with (Page.Failed) are request and response records too.
+func (w *Saver) RecordsResponses() bool { return true }
+
+// Save appends the request and response records of p's redirects and of
+// p to the current file, in one write.
 func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if err := saver.CheckPage(p); err != nil {
 		return err
@@ -186,23 +214,39 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	if closed {
 		return saver.ErrClosed
 	}
-	pair, entry, err := w.encode(p)
+	buf := getBuf()
+	defer putBuf(buf)
+	entries := make([]cdxEntry, 0, len(p.Hops)+1)
+	for i := range p.Hops {
+		entry, err := w.encode(buf, hopPage(p, &p.Hops[i]), "redirect")
+		if err != nil {
+			return fmt.Errorf("warc saver: save %q: redirect %d: %w", p.Key, i, err)
+		}
+		entries = append(entries, entry)
+	}
+	role := ""
+	if p.Failed {
+		role = "failed"
+	}
+	entry, err := w.encode(buf, p, role)
 	if err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
 	}
-	defer putBuf(pair)
+	entries = append(entries, entry)
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return saver.ErrClosed
 	}
-	if err := w.write(pair.Bytes(), entry); err != nil {
+	if err := w.write(buf.Bytes(), entries); err != nil {
 		return fmt.Errorf("warc saver: save %q: %w", p.Key, err)
+	}
+	if p.Failed {
+		return nil // no version of the page for a revisit to refer to
 	}
 	if w.last != nil && entry.revisitOf == nil {
 		if _, ok := w.last[entry.uri]; ok || len(w.last) < RevisitMemory {
-			w.last[entry.uri] = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1,
-				TargetRecordId: entry.id, TargetUri: entry.uri, TargetDate: entry.date}
+			w.last[entry.uri] = lastResponse{id: entry.id, date: entry.date, digest: entry.digest}
 		}
 	}
 	if w.seen != nil && entry.revisitOf == nil && len(w.seen) < RevisitMemory {
@@ -214,129 +258,10 @@ func (w *Saver) Save(ctx context.Context, p *saver.Page) error {
 	return nil
 }
 
-// encode builds p's two records and compresses each as a gzip member.
-func (w *Saver) encode(p *saver.Page) (*bytes.Buffer, cdxEntry, error) {
-	target, err := targetURI(p)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	ex := newExchange(p, target)
-	reqID, err := newRecordID()
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	respID, err := newRecordID()
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), driver.MetaValue(p.Key)
-	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
-	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {FieldKey, key},
-		{FieldLabels, driver.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, driver.Visit(p.Visit)}}
-	respFields := append([][2]string{{gowarc.WarcRecordID, respID}, {gowarc.ContentType, "application/http;msgtype=response"},
-		{gowarc.WarcConcurrentTo, reqID}, {gowarc.WarcPayloadDigest, entry.digest}}, common...)
-	typ, block := gowarc.Response, [][]byte{ex.response, ex.payload}
-	switch {
-	case p.Unchanged:
-		// A 304: the body is in an earlier response of this URI. Its date
-		// and ID are known when this saver wrote it (a revisit record
-		// may leave them out: WARC 1.1, 6.7.2).
-		w.mu.Lock()
-		ref := w.last[uri]
-		w.mu.Unlock()
-		if ref == nil {
-			ref = &gowarc.RevisitRef{TargetUri: uri}
-		}
-		ref = &gowarc.RevisitRef{Profile: gowarc.ProfileServerNotModifiedV1_1, TargetRecordId: ref.TargetRecordId,
-			TargetUri: ref.TargetUri, TargetDate: ref.TargetDate}
-		typ, block, entry.revisitOf = gowarc.Revisit, block[:1], ref
-		respFields[3][1] = "" // no payload, so no payload digest
-		respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
-			{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
-	case w.cfg.Revisits:
-		w.mu.Lock()
-		ref := w.seen[entry.digest]
-		w.mu.Unlock()
-		if ref != nil {
-			// The payload is in an earlier response: say where, keep the headers.
-			typ, block, entry.revisitOf = gowarc.Revisit, block[:1], ref
-			respFields = append(respFields, [][2]string{{gowarc.WarcProfile, ref.Profile}, {gowarc.WarcRefersTo, ref.TargetRecordId},
-				{gowarc.WarcRefersToTargetURI, ref.TargetUri}, {gowarc.WarcRefersToDate, ref.TargetDate}}...)
-		}
-	}
-	rec, err := buildRecord(w.opts, typ, respFields, block...)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	defer rec.Close()
-	req, err := buildRecord(w.opts, gowarc.Request, append([][2]string{{gowarc.WarcRecordID, reqID},
-		{gowarc.ContentType, "application/http;msgtype=request"}, {gowarc.WarcConcurrentTo, respID},
-		{gowarc.WarcPayloadDigest, warcDigest(nil)}}, common...), ex.request)
-	if err != nil {
-		return nil, cdxEntry{}, err
-	}
-	defer req.Close()
-	buf := getBuf()
-	if err := compressRecord(buf, req); err != nil {
-		putBuf(buf)
-		return nil, cdxEntry{}, err
-	}
-	entry.offset = int64(buf.Len()) // relative to the pair, until written
-	if err := compressRecord(buf, rec); err != nil {
-		putBuf(buf)
-		return nil, cdxEntry{}, err
-	}
-	entry.length = int64(buf.Len()) - entry.offset
-	return buf, entry, nil
-}
-
-var (
-	// One gzip member per record pays the block setup twice a page, where a
-	// tar.gz stream pays it once per 64 KB: at BestSpeed a page costs ~155 µs
-	// of CPU against tar.gz's ~110 µs (~65 µs more at the default level),
-	// and a WARC file is ~8% larger than at the default level (4.4 against
-	// 4.1 KB a page of the benchmark).
-	gzipPool = sync.Pool{New: func() any { w, _ := gzip.NewWriterLevel(nil, gzip.BestSpeed); return w }}
-	bufPool  = sync.Pool{New: func() any { return new(bytes.Buffer) }}
-	marshal  = gowarc.NewMarshaler()
-)
-
-func getBuf() *bytes.Buffer { b := bufPool.Get().(*bytes.Buffer); b.Reset(); return b }
-
-func putBuf(b *bytes.Buffer) {
-	if b.Cap() <= 4<<20 {
-		bufPool.Put(b)
-	}
-}
-
-// copyPool holds the buffers through which records are copied into gzip.
-var copyPool = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
-
-// pooledCopy gives a writer a ReadFrom that copies through a pooled buffer:
-// the marshaler's io.Copy otherwise allocates 32 KB per record, most of a
-// page's allocations.
-type pooledCopy struct{ io.Writer }
-
-func (w pooledCopy) ReadFrom(r io.Reader) (int64, error) {
-	buf := copyPool.Get().(*[]byte)
-	defer copyPool.Put(buf)
-	return io.CopyBuffer(w.Writer, r, *buf)
-}
-
-// compressRecord appends rec to buf as one gzip member.
-func compressRecord(buf *bytes.Buffer, rec gowarc.WarcRecord) error {
-	zw := gzipPool.Get().(*gzip.Writer)
-	defer gzipPool.Put(zw)
-	zw.Reset(buf)
-	if _, _, err := marshal.Marshal(pooledCopy{zw}, rec, 0); err != nil {
-		return fmt.Errorf("write %s record: %w", rec.Type(), err)
-	}
-	return zw.Close()
-}
-
 // write appends data (whole records) to the current file, rotating first
-// when it would grow past MaxSize. Called with mu held.
-func (w *Saver) write(data []byte, entry cdxEntry) error {
+// when it would grow past MaxSize; entries are the index lines of its
+// response records, their offsets relative to data. Called with mu held.
+func (w *Saver) write(data []byte, entries []cdxEntry) error {
 	if w.cur != nil && w.cur.pages > 0 && w.cur.size+int64(len(data)) > w.cfg.MaxSize {
 		w.retired = append(w.retired, w.cur)
 		w.cur = nil
@@ -360,8 +285,10 @@ func (w *Saver) write(data []byte, entry cdxEntry) error {
 		return fmt.Errorf("append to %s: %w", cur.name, err)
 	}
 	if w.cfg.CDX {
-		entry.offset += cur.size
-		cur.cdx = append(cur.cdx, entry)
+		for _, e := range entries {
+			e.offset += cur.size
+			cur.cdx = append(cur.cdx, e)
+		}
 	}
 	cur.size += int64(n)
 	cur.pages++
@@ -375,11 +302,19 @@ func (w *Saver) create() error {
 		name := w.name + "-" + ts + "-" + fmt.Sprintf("%05d", w.seq) + ".warc.gz"
 		w.seq++
 		path := filepath.Join(w.cfg.Dir, name)
-		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
-		if errors.Is(err, os.ErrExist) {
+		if _, err := os.Lstat(path); err == nil {
 			continue // a restarted worker within the same second
 		}
+		if err := w.markOpen(name); err != nil {
+			return fmt.Errorf("mark %s open: %w", name, err)
+		}
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
+		if errors.Is(err, os.ErrExist) {
+			w.markComplete(name)
+			continue
+		}
 		if err != nil {
+			w.markComplete(name)
 			return fmt.Errorf("create %s: %w", path, err)
 		}
 		info, err := buildRecord(w.opts, gowarc.Warcinfo, [][2]string{{gowarc.WarcDate, warcDate(time.Now())},
@@ -402,6 +337,7 @@ func (w *Saver) create() error {
 		if err != nil {
 			f.Close()
 			os.Remove(path)
+			w.markComplete(name)
 			return fmt.Errorf("start %s: %w", path, err)
 		}
 		w.cur = &warcFile{f: f, name: name, size: int64(buf.Len())}
@@ -477,6 +413,9 @@ func (w *Saver) finish(f *warcFile) error {
 		}
 		f.indexed = true
 	}
+	if err := w.markComplete(f.name); err != nil {
+		return fmt.Errorf("warc saver: %w", err)
+	}
 	return nil
 }
 
@@ -491,5 +430,15 @@ func (w *Saver) Close(ctx context.Context) error {
 	}
 	w.closed = true
 	w.mu.Unlock()
-	return w.flush(true)
+	err := w.flush(true)
+	if err == nil {
+		// Nothing of this writer is left to repair: its directory goes,
+		// then its lock.
+		err = os.RemoveAll(w.tmp)
+		if err == nil {
+			err = os.Remove(w.lock.Name())
+		}
+	}
+	w.lock.Close()
+	return err
 }

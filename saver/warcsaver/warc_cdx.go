@@ -38,6 +38,9 @@ func writeCDXJ(dir, tmpDir string, f *warcFile) error {
 	defer os.Remove(tmp.Name())
 	_, err = tmp.WriteString(strings.Join(lines, ""))
 	if err == nil {
+		err = tmp.Chmod(0o644) // as the WARC files: CreateTemp makes 0600
+	}
+	if err == nil {
 		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
@@ -66,7 +69,7 @@ func (e cdxEntry) line(file string) string {
 		URL      string `json:"url"`
 		Mime     string `json:"mime"`
 		Status   string `json:"status"`
-		Digest   string `json:"digest"`
+		Digest   string `json:"digest,omitempty"`
 		Length   string `json:"length"`
 		Offset   string `json:"offset"`
 		Filename string `json:"filename"`

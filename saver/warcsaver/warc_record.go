@@ -33,6 +33,10 @@ const (
 	// when empty or 0.
 	FieldLabels = "Distscrape-Labels"
 	FieldVisit  = "Distscrape-Visit"
+	// FieldRole marks the request and response records that are no page
+	// of the item they name: "redirect" (Page.Hops) or "failed"
+	// (Page.Failed). A reader of pages (Walk) leaves them out.
+	FieldRole = "Distscrape-Role"
 )
 
 // secretHeaders are request headers whose values a WARC never holds: the

@@ -20,7 +20,9 @@ import (
 )
 
 // warcStored turns the response records of dir into pages as a replay
-// tool would see them, after validating every record of every file.
+// tool would see them, after validating every record of every file: the
+// responses but the redirects and failures (FieldRole), which are no
+// version of a page.
 func warcStored(t testing.TB, dir string) []savertest.Stored {
 	t.Helper()
 	recs, err := warctest.ReadDir(dir)
@@ -29,7 +31,7 @@ func warcStored(t testing.TB, dir string) []savertest.Stored {
 	}
 	var out []savertest.Stored
 	for _, r := range recs {
-		if r.Type != "response" {
+		if r.Type != "response" || r.Get(warcsaver.FieldRole) != "" {
 			continue
 		}
 		h := r.HTTP.Header

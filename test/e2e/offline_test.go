@@ -40,6 +40,7 @@ type savedFile struct {
 	Path        string `json:"path"`
 	URL         string `json:"url"`
 	ContentType string `json:"content_type"`
+	Kind        string `json:"kind"` // "redirect", "failed": a response with no file
 }
 
 func manifestOf(t *testing.T, out string) []savedFile {
@@ -57,7 +58,9 @@ func manifestOf(t *testing.T, out string) []savedFile {
 			if err := json.Unmarshal(sc.Bytes(), &s); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			saved = append(saved, s)
+			if s.Kind == "" {
+				saved = append(saved, s)
+			}
 		}
 		f.Close()
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -19,7 +20,7 @@ const loginPassword = "LOGIN_PW=" + fixturesite.LoginPassword
 // savedBody reads the mirror file of u under dir.
 func savedBody(t *testing.T, dir, u string) (string, bool) {
 	t.Helper()
-	fs, err := saver.NewFile(saver.FileConfig{Dir: dir, Layout: "mirror", Crawl: "e2e", Worker: "check"})
+	fs, err := filesaver.New(filesaver.Config{Dir: dir, Layout: "mirror", Crawl: "e2e", Worker: "check"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +167,7 @@ func TestLoginFailsStopsWorker(t *testing.T) {
 			}
 			if files := everyFile(t, filepath.Join(dir, "out")); len(files) > 0 {
 				for p := range files {
-					if !strings.Contains(p, saver.MetaDir) {
+					if !strings.Contains(p, filesaver.MetaDir) {
 						t.Errorf("saved %s after a failed login", p)
 					}
 				}

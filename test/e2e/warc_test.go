@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"archive/zip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,15 +17,17 @@ import (
 
 // TestMirrorIntoWARC crawls the fixture site into WARC files through the
 // real binary: every page is one response record (or a revisit of an equal
-// payload) holding the body the site served, every file validates with the
-// independent reader, and each has its CDXJ index.
+// payload) holding the body the site served, every answer of a failed
+// page (404 once, 500 at each attempt) a response record too, every file
+// validates with the independent reader, each has its CDXJ index, and the
+// crawl ends with a WACZ package of them all (saver.wacz).
 func TestMirrorIntoWARC(t *testing.T) {
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 300, NotFound: 3, Broken: 2})
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
 		Scraper: linkScraper(site),
-		Saver:   "saver: {kind: warc, dir: out, max_size: 1MiB, cdx: true, warc_revisits: true}",
+		Saver:   "saver: {kind: warc, dir: out, max_size: 1MiB, cdx: true, warc_revisits: true, wacz: true}",
 	}.write(t, dir)
 	r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "solo")
 	if r.Code != 0 {
@@ -47,8 +50,12 @@ func TestMirrorIntoWARC(t *testing.T) {
 			t.Errorf("no CDXJ index beside %s: %v", f, err)
 		}
 	}
-	seen := map[string]int{}
+	seen, failed := map[string]int{}, map[int]int{}
 	for _, rec := range recs {
+		if rec.HTTP != nil && rec.HTTP.StatusCode >= 400 {
+			failed[rec.HTTP.StatusCode]++
+			continue
+		}
 		switch rec.Type {
 		case "warcinfo":
 			if !strings.Contains(string(rec.Block), "isPartOf: e2e") || !strings.Contains(string(rec.Block), "distscrape-config-digest: sha256:") {
@@ -80,6 +87,23 @@ func TestMirrorIntoWARC(t *testing.T) {
 	}
 	if len(seen) > 0 {
 		t.Errorf("records of URLs that are no page: %v", fmt.Sprint(seen))
+	}
+	if failed[404] != 3 || failed[500] != 2*2 {
+		t.Errorf("responses of failed pages by status %v, want 3 404s and 2 500s at each of 2 attempts", failed)
+	}
+	zr, err := zip.OpenReader(out + ".wacz")
+	if err != nil {
+		t.Fatalf("no WACZ package after the crawl: %v\n%s", err, r.Stdout)
+	}
+	defer zr.Close()
+	stored := 0
+	for _, f := range zr.File {
+		if strings.HasPrefix(f.Name, "archive/") && f.Method == zip.Store {
+			stored++
+		}
+	}
+	if stored != len(files) {
+		t.Errorf("the WACZ stores %d WARC files, want %d", stored, len(files))
 	}
 }
 

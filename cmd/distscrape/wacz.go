@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/saver/warcsaver"
+)
+
+// waczCommand packages a WARC directory as a WACZ file. A fleet runs it
+// once, after every worker has ended: a worker cannot know it is the last
+// one, and a file still being written is refused.
+func waczCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "wacz",
+		Usage:     "package the WARC files of a directory as a WACZ file (ReplayWeb.page, pywb)",
+		ArgsUsage: "[DIR]",
+		Description: `Writes DIR.wacz (or -o FILE): the .warc.gz files stored under archive/, a
+merged CDXJ index, pages/pages.jsonl and datapackage.json with the sha256 of
+every file. Files that dead workers left with a damaged tail are repaired
+first; a file a live worker is still writing is refused: run it once the
+crawl has ended (every worker of a fleet). DIR defaults to saver.dir of -c.
+Examples:
+   distscrape wacz out/warc
+   distscrape wacz -c fleet.yaml -o /srv/archives/site.wacz`,
+		Flags: []cli.Flag{configFlag,
+			&cli.StringFlag{Name: "output", Aliases: []string{"o"}, Usage: "the WACZ `FILE` (default DIR.wacz)"},
+			&cli.StringFlag{Name: "title", Usage: "the package's title (default the crawl's name, or DIR's)"},
+		},
+		Action: func(c *cli.Context) error {
+			dir, title := c.Args().First(), c.String("title")
+			if c.NArg() > 1 {
+				return usagef("wacz: one directory, got %d arguments", c.NArg())
+			}
+			if c.String("config") != "" {
+				cfg, err := loadConfig(c)
+				if err != nil {
+					return err
+				}
+				if cfg.Saver.Kind != "warc" {
+					return usagef("wacz: saver.kind is %s, not warc", cfg.Saver.Kind)
+				}
+				if dir == "" {
+					dir = cfg.Saver.Dir
+				}
+				if title == "" {
+					title = cfg.Crawl
+				}
+			}
+			if dir == "" {
+				return usagef("wacz: no directory: pass DIR or -c FILE")
+			}
+			return writeWACZ(c.Context, dir, c.String("output"), title, slog.Default())
+		},
+	}
+}
+
+// writeWACZ packages dir as out (default dir.wacz) and says what it wrote.
+func writeWACZ(ctx context.Context, dir, out, title string, log *slog.Logger) error {
+	if out == "" {
+		out = filepath.Clean(dir) + ".wacz"
+	}
+	start := time.Now()
+	st, err := warcsaver.WriteWACZ(ctx, dir, out, warcsaver.WACZOptions{Title: title, Software: "distscrape/" + version, Logger: log})
+	if err != nil {
+		return fmt.Errorf("wacz: %w", err)
+	}
+	log.Info("wacz written", "file", out, "warcs", st.WARCs, "records", st.Records, "pages", st.Pages,
+		"bytes", st.Bytes, "took", time.Since(start).Round(time.Millisecond))
+	fmt.Fprintf(os.Stdout, "%s: %d WARC files, %d records, %d pages, %d bytes\n", out, st.WARCs, st.Records, st.Pages, st.Bytes)
+	return nil
+}
+
+// crawlWACZ packages a one-process crawl's WARC files when it ended
+// (saver.wacz); a worker of a fleet only says how.
+func crawlWACZ(ctx context.Context, cfg *config.Config, oneProcess bool, log *slog.Logger) error {
+	if !cfg.Saver.WACZ || cfg.Saver.Kind != "warc" {
+		return nil
+	}
+	if !oneProcess {
+		log.Info("saver.wacz: a worker of a fleet does not package; run `distscrape wacz` once every worker has ended",
+			"dir", cfg.Saver.Dir)
+		return nil
+	}
+	return writeWACZ(context.WithoutCancel(ctx), cfg.Saver.Dir, "", cfg.Crawl, log)
+}
