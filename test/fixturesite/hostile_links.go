@@ -111,7 +111,8 @@ func contentTypeOf(p string) string {
 }
 
 // ServeHTTP serves the hostile pages: files, binary stand-ins for images,
-// fonts and media under /hostile/img, /hostile/fonts and /hostile/media,
+// fonts and media under /hostile/img, /hostile/fonts and /hostile/media
+// (no name with a backslash, quote or space: a CSS escape read wrongly),
 // the redirect chain, and a 404 page with a body for anything else.
 func (h *HostileLinks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
@@ -129,7 +130,7 @@ func (h *HostileLinks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	body, ok := hostileFiles[p]
 	if !ok && (strings.HasPrefix(p, "/hostile/img/") || strings.HasPrefix(p, "/hostile/fonts/") || strings.HasPrefix(p, "/hostile/media/")) &&
-		!strings.Contains(p, "commented") && !strings.Contains(p, "junk") {
+		!strings.Contains(p, "commented") && !strings.Contains(p, "junk") && !strings.ContainsAny(p, "\\\" ") {
 		body, ok = "\x89PNG\r\n\x1a\nstand-in "+p, true
 	}
 	if !ok {
