@@ -51,7 +51,11 @@ type LinkConfig struct {
 	Validate     Validate
 	SortQuery    bool         // normalise URLs with sorted query parameters
 	Logger       *slog.Logger // default slog.Default()
-	// Follow, when set, finds more links (scraper.follow), beside LinkRegex.
+	// Follow, when set, finds the links to follow (scraper.follow) instead
+	// of LinkRegex: the body is not scanned for links, and LinkRegex, when
+	// set, filters the followed URLs (it must match somewhere in the
+	// resolved, normalised URL). Page requisites are still found as without
+	// Follow (a mirror needs them), unfiltered.
 	Follow Finder
 	// Requests say how items are requested (scraper.requests); none: GET.
 	Requests []RequestTemplate
@@ -80,6 +84,7 @@ type Link struct {
 	norm       urlnorm.Options
 	log        *slog.Logger
 	follow     Finder
+	followOnly *matcher // LinkRegex as a filter of the followed URLs
 	requests   *requests
 	live       liveSet // requisites left on the live site (out-of-scope hosts)
 }
@@ -110,6 +115,12 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("scraper.links: %q is not %q or %q", cfg.Links, LinksParse, LinksRegex)
 	}
 	switch syn, ok := scanned[cfg.LinkRegex]; {
+	case cfg.Follow != nil && (cfg.LinkRegex == "" || ok):
+		// Follow finds the links; an attribute syntax filters nothing.
+	case cfg.Follow != nil:
+		if l.followOnly, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
 	case l.parse && cfg.LinkRegex != "":
 		if l.filter, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
 			return nil, err
@@ -335,7 +346,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	var items []tracker.Item
 	var nf notFollowed
 	var scopeErr error
-	visitKind := func(ref string, kind linkattr.Kind, doc bool) bool {
+	visitKind := func(ref string, kind linkattr.Kind, doc, followed bool) bool {
 		if len(items) >= l.maxLinks {
 			nf.dropped++
 			return true
@@ -380,6 +391,9 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			if in && err == nil && l.filter != nil {
 				in, err = l.filter.match(b, []byte(s))
 			}
+			if in && err == nil && followed && l.followOnly != nil {
+				in, err = l.followOnly.match(b, []byte(s))
+			}
 		}
 		seen[s] |= mark
 		if err != nil {
@@ -393,13 +407,16 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		items = append(items, tracker.Item{Key: s, Depth: depth})
 		return true
 	}
-	visitRef := func(ref string) bool { return visitKind(ref, linkattr.Page, false) }
-	visit := func(raw []byte) bool { return visitRef(attrValue(raw)) }
-	visitReq := func(raw []byte) bool { return visitKind(attrValue(raw), linkattr.Requisite, false) }
+	visitRef := func(ref string, followed bool) bool { return visitKind(ref, linkattr.Page, false, followed) }
+	visit := func(raw []byte) bool { return visitRef(attrValue(raw), false) }
+	visitReq := func(raw []byte) bool { return visitKind(attrValue(raw), linkattr.Requisite, false, false) }
 	switch {
 	case parsed:
 		for _, r := range refs {
-			if !visitKind(r.s, r.kind, r.doc) {
+			if r.kind == linkattr.Page && l.follow != nil {
+				continue // the page links are what Follow finds, below
+			}
+			if !visitKind(r.s, r.kind, r.doc, false) {
 				break
 			}
 		}
@@ -410,6 +427,10 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			scanLinkTags(resp.Body, visitReq)
 			scanRequisites(resp.Body, true, visitReq)
 		}
+	case l.follow != nil: // the links are what Follow finds, below
+		if l.requisites && isHTML(resp.ContentType) {
+			scanLinkTags(resp.Body, visitReq) // stylesheets and icons, which the href scan would find
+		}
 	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
 	default:
@@ -418,7 +439,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		}
 	}
 	if !parsed && links && l.requisites && isHTML(resp.ContentType) {
-		scanRequisites(resp.Body, l.link != nil || !l.syntax.src, visitReq) // src unless the finder has them
+		scanRequisites(resp.Body, l.follow != nil || l.link != nil || !l.syntax.src, visitReq) // src unless the scan had them
 	}
 	if links && l.follow != nil && scopeErr == nil {
 		found, err := l.follow(ctx, item, resp)
@@ -426,7 +447,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return nil, err
 		}
 		for _, ref := range found {
-			if !visitRef(ref) {
+			if !visitRef(ref, true) {
 				break
 			}
 		}
