@@ -10,7 +10,7 @@ WARCIO_VERSION := 2.4.11
 export DISTSCRAPE_WARCIO_JS ?= $(CURDIR)/bin/node/node_modules/warcio/dist/cli.js
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio wget clean
 
 all: build
 
@@ -19,8 +19,14 @@ build:
 
 ## deps: install the real servers the tests run against (never mocks: Redis,
 ## PostgreSQL, versitygw), and
-## the browser that opens an offline mirror (test/e2e/chromium_test.go)
-deps: redis-server postgresql versitygw chromium warcio
+## the browser that opens an offline mirror (test/e2e/chromium_test.go), and
+## wget, the reference mirror beside ours (test/e2e/links_wget_test.go)
+deps: redis-server postgresql versitygw chromium warcio wget
+
+wget:
+	@command -v wget >/dev/null 2>&1 || { \
+		echo "installing wget with apt-get (the reference mirror of the link tests)"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq wget; }
 
 redis-server:
 	@command -v redis-server >/dev/null 2>&1 || { \

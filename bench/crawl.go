@@ -42,14 +42,17 @@ type crawler struct {
 	run     func(ctx context.Context, e *crawlEnv, out string) error
 }
 
-// crawlers are the contenders; the first four in this order (the goals
+// crawlers are the contenders; the first five in this order (the goals
 // read them by index), then the baseline's Redis fleet when there is one.
+// The third runs link_regex over the bytes (links: regex), the fifth
+// parses HTML (links: parse, the default without link_regex).
 func crawlers(baseline string) []crawler {
 	cs := []crawler{
 		{name: "server ceiling (load generator)", ceiling: true, run: runLoadgen},
 		{name: "Colly v2", run: runColly},
 		{name: "distscrape crawl (memory tracker)", run: runDistscrapeMemory},
 		{name: "distscrape seed + 2 workers (Redis tracker)", run: runDistscrapeRedis},
+		{name: "distscrape crawl, links: parse (memory tracker)", run: runDistscrapeParse},
 	}
 	if baseline != "" {
 		cs = append(cs, crawler{name: "baseline " + filepath.Base(baseline) + ": seed + 2 workers (Redis tracker)",
@@ -120,6 +123,26 @@ func runDistscrapeMemory(ctx context.Context, e *crawlEnv, out string) error {
 		}, e.distscrape, cmd...)
 	}
 	return e.exec(ctx, e.distscrape, cmd...)
+}
+
+// runDistscrapeParse is runDistscrapeMemory with links found by parsing.
+func runDistscrapeParse(ctx context.Context, e *crawlEnv, out string) error {
+	cfg, err := e.config(out, "memory", "", e.conc, e.conc)
+	if err != nil {
+		return err
+	}
+	b, err := os.ReadFile(cfg)
+	if err != nil {
+		return err
+	}
+	y := strings.Replace(string(b), "  link_regex: 'href=\"([^\"]+)\"'\n", "  links: parse\n", 1)
+	if y == string(b) {
+		return fmt.Errorf("bench config has no link_regex to replace")
+	}
+	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
+		return err
+	}
+	return e.exec(ctx, e.distscrape, "crawl", "-c", cfg, "--id", "bench", "--no-progress")
 }
 
 // runDistscrapeRedis seeds a new crawl on Redis, then runs two workers of

@@ -185,7 +185,9 @@ func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, 
 			bound = float64(o.conc) / lat.Seconds()
 		}
 		crawlTable(w, title, figs, bound)
-		ceil, colly, mem, red := figs[0].median(), figs[1].median(), figs[2].median(), figs[3].median()
+		ceil, colly, mem, red, parsed := figs[0].median(), figs[1].median(), figs[2].median(), figs[3].median(), figs[4].median()
+		goals = append(goals, goal{what: fmt.Sprintf("%s latency: links: parse ≥ 90%% of links: regex (memory tracker)", lat),
+			got: parsed / mem, want: 0.9, unit: "%"})
 		if lat == 0 {
 			goals = append(goals,
 				goal{what: "crawl (memory tracker) ≥ 1.5× Colly", got: mem / colly, want: 1.5},

@@ -34,7 +34,7 @@ func benchPage() []byte {
 }
 
 // BenchmarkExtractLinks measures the link scraper on a 100 KB page with 500
-// links: the scanners (the default, and the one for config's default
+// links: the HTML and CSS parser (links: parse), the scanners (the default, and the one for config's default
 // HrefLinkRegex), a regex with a literal prefix on the RE2 engine, and both
 // regexes on regexp2 for comparison.
 func BenchmarkExtractLinks(b *testing.B) {
@@ -45,8 +45,9 @@ func BenchmarkExtractLinks(b *testing.B) {
 	const prefixed = `href=["']([^"']+)` // a literal prefix: the RE2 engine
 	for _, bc := range []struct {
 		name, re string
-		engine   string // "scanner", "re2" or "regexp2"
+		engine   string // "parse", "scanner", "re2" or "regexp2"
 	}{
+		{"parse", "", "parse"},
 		{"default-scanner", "", "scanner"},
 		{"href-scanner", HrefLinkRegex, "scanner"},
 		{"href-regexp2", HrefLinkRegex, "regexp2"},
@@ -54,7 +55,11 @@ func BenchmarkExtractLinks(b *testing.B) {
 		{"prefix-regexp2", prefixed, "regexp2"},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			l, err := NewLink(LinkConfig{LinkRegex: bc.re, Seeds: []string{"http://example.org/"}})
+			mode := LinksRegex
+			if bc.engine == "parse" {
+				mode = LinksParse
+			}
+			l, err := NewLink(LinkConfig{Links: mode, LinkRegex: bc.re, Seeds: []string{"http://example.org/"}})
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -68,8 +73,12 @@ func BenchmarkExtractLinks(b *testing.B) {
 				if l.link == nil || l.link.re2 == nil {
 					b.Fatal("not on the RE2 engine")
 				}
+			case "parse":
+				if !l.parse {
+					b.Fatal("not parsing")
+				}
 			case "scanner":
-				if l.link != nil {
+				if l.link != nil || l.parse {
 					b.Fatal("not on the scanner")
 				}
 			}

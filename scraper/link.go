@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/fetch"
+	"github.com/distscrape/distscrape/internal/linkattr"
 	"github.com/distscrape/distscrape/internal/urlnorm"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -32,7 +33,12 @@ var ErrNoScope = errors.New("scraper: no scope")
 // LinkConfig configures the link scraper (internal/config's scraper and
 // scraper.scope sections). Zero fields take the defaults noted.
 type LinkConfig struct {
-	LinkRegex    string        // "" = href attributes (and src ones with requisites), on a fast scanner
+	// Links is LinksParse (the default when LinkRegex is empty: HTML and
+	// CSS are parsed, LinkRegex filters the resolved URLs of pages) or
+	// LinksRegex (the default when LinkRegex is set: LinkRegex, or the
+	// href/src attribute scanner, runs over the raw bytes).
+	Links        string
+	LinkRegex    string        // see Links; "" with LinksRegex = href attributes (and src ones with requisites), on a fast scanner
 	NoRequisites bool          // follow only what LinkRegex finds: no src, srcset or CSS url(...) (see requisites.go)
 	Seeds        []string      // their hosts are the default Hosts
 	Hosts        []string      // hosts to follow: "example.org" (any port), "127.0.0.1:8080", "*.example.org" (and subdomains); default the seeds' hosts and ports
@@ -62,6 +68,8 @@ const NoScopeHint = "a link crawl without scraper.seeds (seeded by `distscrape s
 // Link is the link scraper (site mirroring): items are URLs; links found in
 // a page are resolved, normalised, scoped and returned one level deeper.
 type Link struct {
+	parse      bool     // LinksParse: HTML and CSS pages are parsed
+	filter     *matcher // LinksParse: link_regex over the resolved URLs of pages; nil = all
 	link       *matcher // nil: scanAttrs with syntax
 	syntax     attrSyntax
 	requisites bool
@@ -78,6 +86,7 @@ type Link struct {
 	follow     Finder
 	followOnly *matcher // LinkRegex as a filter of the followed URLs
 	requests   *requests
+	live       liveSet // requisites left on the live site (out-of-scope hosts)
 }
 
 var _ Scraper = (*Link)(nil)
@@ -96,12 +105,29 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 		return nil, fmt.Errorf("scraper.scope.max_depth: %d is negative", cfg.MaxDepth)
 	}
 	var err error
+	switch cfg.Links {
+	case LinksParse:
+		l.parse = true
+	case "":
+		l.parse = cfg.LinkRegex == ""
+	case LinksRegex:
+	default:
+		return nil, fmt.Errorf("scraper.links: %q is not %q or %q", cfg.Links, LinksParse, LinksRegex)
+	}
 	switch syn, ok := scanned[cfg.LinkRegex]; {
 	case cfg.Follow != nil && (cfg.LinkRegex == "" || ok):
 		// Follow finds the links; an attribute syntax filters nothing.
 	case cfg.Follow != nil:
 		if l.followOnly, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
 			return nil, err
+		}
+	case l.parse && cfg.LinkRegex != "":
+		if l.filter, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
+		l.syntax = scanned[HrefAttrRegex] // pages that are neither HTML nor CSS
+		if l.requisites {
+			l.syntax = scanned[DefaultLinkRegex]
 		}
 	case cfg.LinkRegex == "":
 		l.syntax = scanned[HrefAttrRegex]
@@ -182,21 +208,47 @@ func (l *Link) InScope(u *url.URL) bool {
 type LinkResolver interface {
 	// ResolveLink returns the item that ref, found on the page at base,
 	// becomes, and whether the crawl follows it (in scope; depth aside).
-	ResolveLink(base *url.URL, ref string) (key string, follow bool)
+	// A requisite (an image, a style sheet) is followed on any in-scope
+	// host, whatever the prefixes.
+	ResolveLink(base *url.URL, ref string, requisite bool) (key string, follow bool)
 }
 
 var _ LinkResolver = (*Link)(nil)
 
 // ResolveLink resolves and normalises ref as Scrape does and applies the
-// scope.
-func (l *Link) ResolveLink(base *url.URL, ref string) (string, bool) {
+// scope (a requisite's: hosts and exclude_regex, or without requisites
+// none).
+func (l *Link) ResolveLink(base *url.URL, ref string, requisite bool) (string, bool) {
 	u, err := l.norm.Resolve(base, ref)
-	if err != nil || !l.InScope(u) {
+	if err != nil {
 		return "", false
 	}
-	n, _, ok := normalized(l.norm, u)
-	return n, ok
+	if !requisite || !l.requisites {
+		if !l.InScope(u) {
+			return "", false
+		}
+		n, _, ok := normalized(l.norm, u)
+		return n, ok
+	}
+	n, nu, ok := normalized(l.norm, u)
+	if !ok || !l.hosts.match(nu) {
+		return "", false
+	}
+	in, err := l.requisiteIn(newBudget(l.budget), n, nu)
+	return n, in && err == nil
 }
+
+// LiveRequisiteCounter is a scraper that counts the requisites its pages
+// left on the live site; `crawl` prints the count in its summary.
+type LiveRequisiteCounter interface {
+	LiveRequisites() int
+}
+
+var _ LiveRequisiteCounter = (*Link)(nil)
+
+// LiveRequisites is how many distinct requisites the pages scraped so far
+// named on hosts out of the scope: a mirror leaves them on the live site.
+func (l *Link) LiveRequisites() int { return l.live.count() }
 
 // normalized is u in normal form, as a string and parsed; the scope is
 // defined on normal forms (a redirect's Location is not one).
@@ -260,7 +312,17 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		}
 	}
 	self, _ := l.norm.Normalize(base.String())
-	if isHTML(resp.ContentType) {
+	parsed := l.parse && (isHTML(resp.ContentType) || isCSS(resp.ContentType))
+	var refs []ref
+	if parsed {
+		var href string
+		refs, href = parseRefs(resp.Body, isCSS(resp.ContentType), make([]ref, 0, 64))
+		if href != "" {
+			if b, err := l.norm.Resolve(base, href); err == nil {
+				base = b
+			}
+		}
+	} else if isHTML(resp.ContentType) {
 		if href := baseHref(resp.Body); href != nil {
 			if b, err := l.norm.Resolve(base, attrValue(href)); err == nil {
 				base = b
@@ -273,11 +335,18 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		return nil, nil
 	}
 	baseIn := l.hosts.match(res.Base())
-	seen := make(map[string]struct{}, 64)
+	// A page outside the prefixes was fetched as a requisite (or is a
+	// seed): the documents it embeds are not fetched in turn, which bounds
+	// the chains of requisites outside the prefixes.
+	selfIn := true
+	if parsed && len(l.prefixes) > 0 {
+		selfIn, _ = l.inScopeString(b, self)
+	}
+	seen := make(map[string]uint8, 64) // seenPage|seenRequisite: checked as such; seenTaken: an item
 	var items []tracker.Item
 	var nf notFollowed
 	var scopeErr error
-	visitRef := func(ref string, followed bool) bool {
+	visitKind := func(ref string, kind linkattr.Kind, doc, followed bool) bool {
 		if len(items) >= l.maxLinks {
 			nf.dropped++
 			return true
@@ -286,7 +355,13 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return true
 		}
 		s, u, err := res.Resolve(ref)
-		if err != nil || (u == nil && !baseIn) || (u != nil && !l.hosts.match(u)) {
+		if err == nil && ((u == nil && !baseIn) || (u != nil && !l.hosts.match(u))) {
+			if kind == linkattr.Requisite && u != nil && (u.Scheme == "http" || u.Scheme == "https") {
+				l.live.add(s)
+			}
+			return true
+		}
+		if err != nil {
 			return true
 		}
 		if err := tracker.ValidateKey(s); err != nil { // too long, mostly: normalised URLs are escaped
@@ -296,14 +371,31 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		if s == self || s == item.Key {
 			return true
 		}
-		if _, dup := seen[s]; dup {
+		mark := uint8(seenPage)
+		if kind == linkattr.Requisite {
+			mark = seenRequisite
+		}
+		if seen[s]&(mark|seenTaken) != 0 {
 			return true
 		}
-		seen[s] = struct{}{}
-		in, err := l.inScopeString(b, s)
-		if err == nil && in && followed && l.followOnly != nil {
-			in, err = l.followOnly.match(b, []byte(s))
+		var in bool
+		switch {
+		case kind == linkattr.Requisite && (doc && !selfIn || !l.requisites):
+			return true
+		case kind == linkattr.Requisite:
+			in, err = l.requisiteIn(b, s, u)
+		case !links:
+			return true
+		default:
+			in, err = l.inScopeString(b, s)
+			if in && err == nil && l.filter != nil {
+				in, err = l.filter.match(b, []byte(s))
+			}
+			if in && err == nil && followed && l.followOnly != nil {
+				in, err = l.followOnly.match(b, []byte(s))
+			}
 		}
+		seen[s] |= mark
 		if err != nil {
 			scopeErr = err
 			return false
@@ -311,21 +403,33 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		if !in {
 			return true
 		}
+		seen[s] |= seenTaken
 		items = append(items, tracker.Item{Key: s, Depth: depth})
 		return true
 	}
+	visitRef := func(ref string, followed bool) bool { return visitKind(ref, linkattr.Page, false, followed) }
 	visit := func(raw []byte) bool { return visitRef(attrValue(raw), false) }
+	visitReq := func(raw []byte) bool { return visitKind(attrValue(raw), linkattr.Requisite, false, false) }
 	switch {
+	case parsed:
+		for _, r := range refs {
+			if r.kind == linkattr.Page && l.follow != nil {
+				continue // the page links are what Follow finds, below
+			}
+			if !visitKind(r.s, r.kind, r.doc, false) {
+				break
+			}
+		}
 	case l.requisites && isCSS(resp.ContentType):
-		scanCSS(resp.Body, visit)
+		scanCSS(resp.Body, visitReq)
 	case !links: // past max_depth: what the page needs to render, no more
 		if isHTML(resp.ContentType) {
-			scanLinkTags(resp.Body, visit)
-			scanRequisites(resp.Body, true, visit)
+			scanLinkTags(resp.Body, visitReq)
+			scanRequisites(resp.Body, true, visitReq)
 		}
 	case l.follow != nil: // the links are what Follow finds, below
 		if l.requisites && isHTML(resp.ContentType) {
-			scanLinkTags(resp.Body, visit) // stylesheets and icons, which the href scan would find
+			scanLinkTags(resp.Body, visitReq) // stylesheets and icons, which the href scan would find
 		}
 	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
@@ -334,8 +438,8 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return nil, err
 		}
 	}
-	if links && l.requisites && isHTML(resp.ContentType) {
-		scanRequisites(resp.Body, l.follow != nil || l.link != nil || !l.syntax.src, visit) // src unless the scan had them
+	if !parsed && links && l.requisites && isHTML(resp.ContentType) {
+		scanRequisites(resp.Body, l.follow != nil || l.link != nil || !l.syntax.src, visitReq) // src unless the scan had them
 	}
 	if links && l.follow != nil && scopeErr == nil {
 		found, err := l.follow(ctx, item, resp)
@@ -354,6 +458,12 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	nf.warn(l.log, "links", "url", item.Key, l.maxLinks)
 	return items, nil
 }
+
+const (
+	seenPage = 1 << iota
+	seenRequisite
+	seenTaken
+)
 
 // attrValue turns a raw attribute value into an href: HTML character
 // references decoded (&amp; in query strings).

@@ -35,7 +35,14 @@ body { background-image: url( img/bg.png ); }
 		body  string
 		want  []string
 	}{
-		{name: "html", ct: "text/html", body: html, want: []string{
+		{name: "html", ct: "text/html", body: html, want: []string{ // in document order; poster too
+			"http://example.org/dir/s.css", "http://example.org/favicon.ico", "http://example.org/dir/app.js",
+			"http://example.org/dir/toc.html", "http://example.org/dir/a.png", "http://example.org/dir/b.png", "http://example.org/dir/c.png",
+			"http://example.org/dir/d.png", "http://example.org/dir/e.webp", "http://example.org/dir/f.webp", "http://example.org/dir/v.mp4",
+			"http://example.org/dir/p.png", "http://example.org/dir/v.webm", "http://example.org/dir/s.ogg", "http://example.org/dir/e.swf",
+			"http://example.org/dir/bg.png", "http://example.org/dir/bg2.png", "http://example.org/dir/imp.css", "http://example.org/dir/imp2.css",
+			"http://example.org/dir/bg3.png", "http://example.org/dir/next.html"}},
+		{name: "html, regex", cfg: LinkConfig{Links: LinksRegex}, ct: "text/html", body: html, want: []string{
 			"http://example.org/dir/s.css", "http://example.org/favicon.ico", "http://example.org/dir/app.js",
 			"http://example.org/dir/toc.html", "http://example.org/dir/a.png", "http://example.org/dir/v.mp4",
 			"http://example.org/dir/v.webm", "http://example.org/dir/s.ogg", "http://example.org/dir/e.swf",
@@ -44,6 +51,8 @@ body { background-image: url( img/bg.png ); }
 			"http://example.org/dir/bg.png", "http://example.org/dir/bg2.png", "http://example.org/dir/imp.css", "http://example.org/dir/imp2.css",
 			"http://example.org/dir/bg3.png"}},
 		{name: "html, requisites off", cfg: LinkConfig{NoRequisites: true}, ct: "text/html", body: html, want: []string{
+			"http://example.org/dir/next.html"}},
+		{name: "html, requisites off, regex", cfg: LinkConfig{NoRequisites: true, Links: LinksRegex}, ct: "text/html", body: html, want: []string{
 			"http://example.org/dir/s.css", "http://example.org/favicon.ico", "http://example.org/dir/next.html"}},
 		{name: "html, custom regex adds requisites", cfg: LinkConfig{LinkRegex: `href="(next[^"]*)"`}, ct: "text/html",
 			body: `<a href="next.html"><img src="i.png" srcset="j.png 2x"><p style="background:url(k.png)">`,
@@ -56,8 +65,8 @@ body { background-image: url( img/bg.png ); }
 		{name: "html at max_depth: requisites only", cfg: LinkConfig{MaxDepth: 2}, depth: 2, ct: "text/html",
 			body: `<link rel="next" href="n.html"><LINK HREF="s.css" REL="Stylesheet"><link href=i.png rel='shortcut icon'>` +
 				`<a href="a.html"><img src="i.png" srcset="j.png 2x"><iframe src="f.html"></iframe><p style="background:url(k.png)">`,
-			want: []string{"http://example.org/dir/s.css", "http://example.org/dir/i.png", "http://example.org/dir/f.html",
-				"http://example.org/dir/j.png", "http://example.org/dir/k.png"}},
+			want: []string{"http://example.org/dir/s.css", "http://example.org/dir/i.png", "http://example.org/dir/j.png",
+				"http://example.org/dir/f.html", "http://example.org/dir/k.png"}},
 		{name: "css past max_depth", cfg: LinkConfig{MaxDepth: 2}, depth: 2 + RequisiteDepth - 1, ct: "text/css", body: css, want: []string{
 			"http://example.org/dir/base.css", "http://example.org/dir/print.css", "http://example.org/fonts/f.woff2",
 			"http://example.org/dir/f.ttf", "http://example.org/dir/img/bg.png"}},
@@ -133,7 +142,7 @@ func TestResolveLinkAgreesWithScrape(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key, follow := l.ResolveLink(base, ref)
+		key, follow := l.ResolveLink(base, ref, false)
 		switch {
 		case len(items) == 0 && follow:
 			t.Errorf("%q: the crawl does not follow it, ResolveLink does (%s)", ref, key)

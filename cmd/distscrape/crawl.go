@@ -21,6 +21,7 @@ import (
 	"github.com/distscrape/distscrape/internal/metrics"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -292,7 +293,11 @@ func runWorker(c *cli.Context, single bool) error {
 	if stErr == nil && st.Failed > 0 {
 		dead = deadLettersLine(closeCtx, tr, cfg, worker, c.String("config"), st.Failed)
 	}
-	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead)
+	live := 0
+	if lc, ok := sc.(scraper.LiveRequisiteCounter); ok {
+		live = lc.LiveRequisites()
+	}
+	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead, live)
 	reps.finish(ctx, runErr, limit, st, stErr)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
@@ -444,7 +449,7 @@ func requireItems(ctx context.Context, tr tracker.Engine) error {
 	return nil
 }
 
-func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state, dead string) {
+func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state, dead string, live int) {
 	rate := 0.0
 	if s.Elapsed > 0 {
 		rate = float64(s.Saved) / s.Elapsed.Seconds()
@@ -466,6 +471,9 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 	}
 	if dead != "" {
 		fmt.Fprintf(w, "  dead letters  %s\n", dead)
+	}
+	if live > 0 {
+		fmt.Fprintf(w, "  requisites    %d left on the live site (on hosts out of scope: add them to scraper.scope.hosts to mirror them)\n", live)
 	}
 }
 

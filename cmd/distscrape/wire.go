@@ -124,7 +124,7 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
 			Requests: reqs, Follow: follow})
 	}
-	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
+	return scraper.NewLink(scraper.LinkConfig{Links: s.Links, LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
 		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
 		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs, Follow: follow})

@@ -66,7 +66,8 @@ type Backoff struct {
 type Scraper struct {
 	Kind           string        `yaml:"kind"`       // link (default) | id
 	Seeds          []string      `yaml:"seeds"`      // URLs (link) or IDs (id)
-	LinkRegex      string        `yaml:"link_regex"` // link: first capture group, else whole match; "" (default) = href attributes, on a fast scanner
+	Links          string        `yaml:"links"`      // link: parse (default without link_regex) | regex (default with it): how links are found
+	LinkRegex      string        `yaml:"link_regex"` // link: parse: a filter of page URLs; regex: first capture group, else whole match; "" = href attributes, on a fast scanner
 	Requisites     *bool         `yaml:"requisites"` // link: also follow what a page needs to render (src, srcset, CSS url(...) and @import); default true
 	Sitemaps       bool          `yaml:"sitemaps"`   // link: seed from robots.txt's Sitemap: lines and /sitemap.xml of each seed's host
 	Scope          Scope         `yaml:"scope"`

@@ -122,6 +122,11 @@ func (s *Scraper) validate(p *problems) {
 		}
 	}
 	checkRegex(p, "scraper.link_regex", s.LinkRegex)
+	switch s.Links {
+	case "", "parse", "regex":
+	default:
+		p.add("scraper.links", "%q is not parse (read HTML and CSS) or regex (link_regex over the raw bytes)", s.Links)
+	}
 	if s.Kind == "id" {
 		if s.IDRegex == "" && !slices.ContainsFunc(s.Follow, func(f Follow) bool { return f.Kind == "id" }) {
 			p.add("scraper.id_regex", `required when scraper.kind is id, unless scraper.follow finds the IDs (e.g. 'data-id="(\d+)"')`)

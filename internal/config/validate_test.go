@@ -40,6 +40,7 @@ func TestBadConfigs(t *testing.T) {
 		{"not an integer", "crawl: x\ntracker: {max_attempts: many}\n", "tracker.max_attempts", `expected an integer, got "many"`},
 		{"backoff order", "crawl: x\ntracker: {backoff: {base: 1h, max: 1m}}\n", "tracker.backoff.max", "less than backoff.base"},
 		{"scraper kind", "crawl: x\nscraper: {kind: sitemap}\n", "scraper.kind", `unknown value "sitemap" (want link or id)`},
+		{"links unknown", "crawl: x\nscraper: {seeds: [\"http://a.org/\"], links: regexp}\n", "scraper.links", `"regexp" is not parse`},
 		{"convert_links flat", "crawl: x\nsaver: {layout: flat, convert_links: true}\n", "saver.convert_links", "needs saver.layout mirror"},
 		{"wacz file", "crawl: x\nsaver: {wacz: true}\n", "saver.wacz", "needs saver.kind warc"},
 		{"wacz tar", "crawl: x\nsaver: {kind: tar, wacz: true}\n", "saver.wacz", "needs saver.kind warc"},

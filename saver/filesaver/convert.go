@@ -1,7 +1,6 @@
 package filesaver
 
 import (
-	"bytes"
 	"html"
 	"net/url"
 	"os"
@@ -9,8 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	xhtml "golang.org/x/net/html"
-
+	"github.com/distscrape/distscrape/internal/linkattr"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
 )
@@ -19,19 +17,22 @@ import (
 // makes of it (resolved and normalised as the scraper does) and reports
 // whether the crawl follows it (in scope). The command passes the link
 // scraper's; the saver itself knows no scope.
-type LinkResolver func(base *url.URL, ref string) (key string, follow bool)
+// A requisite (an image, a style sheet: internal/linkattr's table says
+// which) may be followed where a page link is not.
+type LinkResolver func(base *url.URL, ref string, requisite bool) (key string, follow bool)
 
 // Offline mirrors (Config.ConvertLinks): when a page is saved, each
-// link in it (href, src, srcset, poster, background, and url(...) and
-// @import in style attributes, <style> elements and style sheets) that the
-// crawl follows is rewritten to the relative path of the file where its
+// link in it (every attribute of internal/linkattr's table, the scraper's
+// too, and url(...) and @import in style attributes, <style> elements and
+// style sheets) that the crawl follows is rewritten to the relative path of the file where its
 // target is, or will be, saved. The mirror layout is a function of the URL
 // alone (Saver.Path), so the target's file is known before it is fetched, no
 // pass over the mirror is needed afterwards, and every worker of a fleet
 // converts its own pages.
 //
-// A link the crawl does not follow (another host, out of scope) keeps
-// working against the live site: a relative one is made absolute. A
+// A link the crawl does not follow (another host, out of scope, or a URL
+// the table says is never fetched: form action, cite, ping) keeps working
+// against the live site: a relative one is made absolute. A
 // followed link whose target is never saved (it answers 404, or lies past
 // max_depth) points to a file that does not exist, as wget's does. Only the
 // bytes of rewritten attribute values and CSS references change.
@@ -41,6 +42,7 @@ type converter struct {
 	f       *Saver
 	resolve LinkResolver
 	base    *url.URL // what the page's relative links resolve against
+	sawBase bool     // the first <base href> is applied; later ones are not
 	self    string   // the page's file, relative to Dir
 }
 
@@ -88,8 +90,9 @@ func (f *Saver) selfPath(rel string) string {
 	return rel
 }
 
-// link returns what ref becomes, and false to leave it as it is.
-func (c *converter) link(ref string) (string, bool) {
+// link returns what ref, a URL of kind k, becomes, and false to leave it
+// as it is.
+func (c *converter) link(ref string, k linkattr.Kind) (string, bool) {
 	ref = strings.TrimSpace(ref)
 	if ref == "" || ref[0] == '#' {
 		return "", false
@@ -98,7 +101,10 @@ func (c *converter) link(ref string) (string, bool) {
 	if i := strings.IndexByte(ref, '#'); i >= 0 {
 		frag = ref[i:]
 	}
-	if key, ok := c.resolve(c.base, ref); ok {
+	if k == linkattr.None {
+		return "", false
+	}
+	if key, ok := c.resolve(c.base, ref, k == linkattr.Requisite); k != linkattr.Absolute && ok {
 		return fileRef(c.self, c.f.Path(&saver.Page{Key: key})) + frag, true
 	}
 	u, err := url.Parse(ref)
@@ -142,71 +148,49 @@ func fileRef(from, to string) string {
 	return s
 }
 
-// linkAttrs are the attributes whose value is one URL.
-var linkAttrs = map[string]bool{"href": true, "src": true, "poster": true, "background": true}
-
-// html rewrites an HTML page: the tokenizer finds the tags (skipping
-// comments, scripts and other raw text); the tag's own bytes are scanned
-// for attribute values, so everything but a rewritten value is copied as
-// it came.
+// html rewrites an HTML page: internal/linkattr's walk finds the tags and
+// <style> text (scripts, comments and other raw text are copied), and its
+// table says which attributes hold links; only rewritten values change.
 func (c *converter) html(body []byte) []byte {
-	z := xhtml.NewTokenizer(bytes.NewReader(body))
 	out := make([]byte, 0, len(body)+len(body)/8)
-	done, inStyle := 0, false
-	for {
-		tt := z.Next()
-		if tt == xhtml.ErrorToken {
-			break
-		}
-		raw := z.Raw()
-		done += len(raw)
-		switch tt {
-		case xhtml.StartTagToken, xhtml.SelfClosingTagToken:
-			name, _ := z.TagName()
-			out = c.tag(out, raw, string(name) == "base")
-			inStyle = tt == xhtml.StartTagToken && string(name) == "style"
-		case xhtml.TextToken:
-			if inStyle {
-				out = append(out, c.css(raw)...)
-			} else {
-				out = append(out, raw...)
-			}
+	linkattr.Walk(body, func(seg *linkattr.Segment) bool {
+		switch {
+		case seg.Tag != nil:
+			out = c.tag(out, seg.Tag)
+		case seg.Style:
+			out = append(out, c.css(seg.Raw)...)
 		default:
-			inStyle = false
-			out = append(out, raw...)
+			out = append(out, seg.Raw...)
 		}
-	}
-	// Whatever the tokenizer did not hand out is kept as it is.
-	return append(out, body[min(done, len(body)):]...)
+		return true
+	})
+	return out
 }
 
-// tag appends raw, one start tag, with its link attributes rewritten. The
-// href of <base> becomes the page's own file name: its links are converted
-// against the real base, so the mirror must not apply it again.
-func (c *converter) tag(out, raw []byte, isBase bool) []byte {
-	last := 0
-	eachAttr(raw, func(name string, vs, ve int, quoted bool) {
-		val := html.UnescapeString(string(raw[vs:ve]))
+// tag appends t's raw bytes with its link attributes rewritten. The href
+// of the first <base> becomes the page's own file name: links are
+// converted against the real base, so the mirror must not apply it again.
+func (c *converter) tag(out []byte, t *linkattr.Tag) []byte {
+	raw, last := t.Raw, 0
+	for _, a := range t.Attrs {
 		var nv string
 		changed := false
-		switch {
-		case isBase && name == "href":
-			if b, err := c.base.Parse(strings.TrimSpace(val)); err == nil {
-				c.base = b
+		if t.Name == "base" && a.Name == "href" {
+			if !c.sawBase {
+				c.sawBase = true
+				if b, err := c.base.Parse(strings.TrimSpace(a.Val)); err == nil {
+					c.base = b
+				}
 			}
 			nv, changed = url.PathEscape(path.Base(c.self)), true
-		case linkAttrs[name]:
-			nv, changed = c.link(val)
-		case name == "srcset":
-			nv, changed = c.srcset(val)
-		case name == "style":
-			s := string(c.css([]byte(val)))
-			nv, changed = s, s != val
+		} else if e := linkattr.Lookup(t, a.Name); e.Kind != linkattr.None {
+			nv, changed = c.value(e, a.Val)
 		}
-		if !changed {
-			return
+		if !changed || a.Start < last {
+			continue
 		}
-		if quoted {
+		vs, ve := a.Start, a.End
+		if a.Quoted {
 			vs, ve = vs-1, ve+1
 		}
 		out = append(out, raw[last:vs]...)
@@ -214,190 +198,58 @@ func (c *converter) tag(out, raw []byte, isBase bool) []byte {
 		out = append(out, html.EscapeString(nv)...)
 		out = append(out, '"')
 		last = ve
-	})
+	}
 	return append(out, raw[last:]...)
 }
 
-// eachAttr calls fn with each attribute of the tag raw ("<name ...>"): its
-// lower-case name and where its value starts and ends (inside the quotes).
-// It follows the HTML tokenizer's attribute states.
-func eachAttr(raw []byte, fn func(name string, vs, ve int, quoted bool)) {
-	i := 1
-	for i < len(raw) && !isHTMLSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' {
-		i++
+// value rewrites the URLs of one attribute value of table entry e.
+func (c *converter) value(e linkattr.Entry, v string) (string, bool) {
+	if e.Form == linkattr.CSS {
+		s := string(c.css([]byte(v)))
+		return s, s != v
 	}
-	for i < len(raw) {
-		for i < len(raw) && (isHTMLSpace(raw[i]) || raw[i] == '/') {
-			i++
-		}
-		if i >= len(raw) || raw[i] == '>' {
-			return
-		}
-		ns := i
-		i++ // a name may start with "="
-		for i < len(raw) && !isHTMLSpace(raw[i]) && raw[i] != '/' && raw[i] != '>' && raw[i] != '=' {
-			i++
-		}
-		name := strings.ToLower(string(raw[ns:i]))
-		j := i
-		for j < len(raw) && isHTMLSpace(raw[j]) {
-			j++
-		}
-		if j >= len(raw) || raw[j] != '=' {
-			continue // no value
-		}
-		i = j + 1
-		for i < len(raw) && isHTMLSpace(raw[i]) {
-			i++
-		}
-		if i >= len(raw) {
-			return
-		}
-		if q := raw[i]; q == '"' || q == '\'' {
-			e := bytes.IndexByte(raw[i+1:], q)
-			if e < 0 {
-				return
-			}
-			fn(name, i+1, i+1+e, true)
-			i += e + 2
-			continue
-		}
-		vs := i
-		for i < len(raw) && !isHTMLSpace(raw[i]) && raw[i] != '>' {
-			i++
-		}
-		fn(name, vs, i, false)
-	}
-}
-
-func isHTMLSpace(c byte) bool {
-	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f'
-}
-
-// srcset rewrites each candidate URL of a srcset value, descriptors kept.
-// Candidates are split as the HTML standard does: a URL is a run of
-// non-space characters (a comma inside it is part of it), then descriptors
-// up to the next comma outside parentheses.
-func (c *converter) srcset(v string) (string, bool) {
 	var b strings.Builder
-	last, changed := 0, false
-	for i := 0; i < len(v); {
-		for i < len(v) && (isHTMLSpace(v[i]) || v[i] == ',') {
-			i++
-		}
-		start := i
-		for i < len(v) && !isHTMLSpace(v[i]) {
-			i++
-		}
-		end := start + len(strings.TrimRight(v[start:i], ","))
-		if nu, ok := c.link(v[start:end]); ok && end > start {
-			b.WriteString(v[last:start])
+	last := 0
+	linkattr.Each(e.Form, v, func(s, end int) bool {
+		if nu, ok := c.link(v[s:end], e.Kind); ok {
+			b.WriteString(v[last:s])
 			b.WriteString(nu)
-			last, changed = end, true
+			last = end
 		}
-		if end < i {
-			continue // trailing commas ended the candidate
-		}
-		for depth := 0; i < len(v) && (v[i] != ',' || depth > 0); i++ {
-			switch v[i] {
-			case '(':
-				depth++
-			case ')':
-				depth--
-			}
-		}
+		return true
+	})
+	if last == 0 {
+		return v, false
 	}
 	b.WriteString(v[last:])
-	return b.String(), changed
+	return b.String(), true
 }
 
 // css rewrites the url(...) and @import "..." references of style sheet
-// text; a rewritten reference is written as a quoted string.
+// text, as internal/linkattr's CSS tokenizer finds them (comments are not
+// read, escapes are decoded); a rewritten url(...) is written
+// url("..."), a rewritten @import string "...".
 func (c *converter) css(b []byte) []byte {
 	var out []byte
 	last := 0
-	for i := 0; i < len(b); i++ {
-		var vs, ve, end int // the value, and the end of the token (quotes included)
-		switch {
-		case (b[i] == 'u' || b[i] == 'U') && foldPrefix(b[i:], "url(") && (i == 0 || !isCSSName(b[i-1])):
-			vs, ve, end = cssURLArg(b, i+4)
-		case b[i] == '@' && foldPrefix(b[i:], "@import"):
-			j := i + len("@import")
-			for j < len(b) && isHTMLSpace(b[j]) {
-				j++
-			}
-			if j < len(b) && (b[j] == '"' || b[j] == '\'') {
-				vs, ve, end = cssStringAt(b, j)
-			}
-		default:
-			continue
+	linkattr.CSSRefs(b, func(r linkattr.CSSRef) bool {
+		nv, ok := c.link(r.URL, linkattr.Requisite)
+		if !ok {
+			return true
 		}
-		if end <= i {
-			continue
+		out = append(out, b[last:r.Start]...)
+		if r.URLToken {
+			out = append(out, "url("...)
+			out = append(out, linkattr.QuoteCSS(nv)...)
+			out = append(out, ')')
+		} else {
+			out = append(out, linkattr.QuoteCSS(nv)...)
 		}
-		ts, te := vs, ve // the bytes replaced: the value with its quotes
-		if end == ve+1 {
-			ts, te = vs-1, end
-		}
-		if nv, ok := c.link(string(b[vs:ve])); ok {
-			out = append(out, b[last:ts]...)
-			out = append(out, '"')
-			out = append(out, cssQuote.Replace(nv)...)
-			out = append(out, '"')
-			last = te
-		}
-		i = end - 1
-	}
+		last = r.End
+		return true
+	})
 	if out == nil {
 		return b
 	}
 	return append(out, b[last:]...)
-}
-
-// cssQuote escapes a value for a double-quoted CSS string.
-var cssQuote = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\a `)
-
-// cssURLArg reads the argument of a url( whose "(" ends before i: the
-// value's bounds (inside quotes, if quoted) and where the argument ends;
-// end is 0 when it is not a URL.
-func cssURLArg(b []byte, i int) (vs, ve, end int) {
-	for i < len(b) && isHTMLSpace(b[i]) {
-		i++
-	}
-	if i < len(b) && (b[i] == '"' || b[i] == '\'') {
-		return cssStringAt(b, i)
-	}
-	vs = i
-	for i < len(b) && b[i] != ')' && !isHTMLSpace(b[i]) && b[i] != '"' && b[i] != '\'' {
-		i++
-	}
-	if i >= len(b) || (b[i] != ')' && !isHTMLSpace(b[i])) || i == vs {
-		return 0, 0, 0
-	}
-	return vs, i, i
-}
-
-// cssStringAt reads the quoted string whose quote is b[i]; end is 0 for
-// an unterminated string.
-func cssStringAt(b []byte, i int) (vs, ve, end int) {
-	q := b[i]
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case q:
-			return i + 1, j, j + 1
-		case '\n', '\r', '\f':
-			return 0, 0, 0
-		case '\\':
-			j++
-		}
-	}
-	return 0, 0, 0
-}
-
-func foldPrefix(b []byte, p string) bool {
-	return len(b) >= len(p) && strings.EqualFold(string(b[:len(p)]), p)
-}
-
-func isCSSName(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
 }

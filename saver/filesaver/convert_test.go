@@ -15,10 +15,11 @@ import (
 )
 
 // siteLinks is the scope of the conversion tests: example.org except
-// /out/; keys are the resolved URLs without their fragment.
-func siteLinks(base *url.URL, ref string) (string, bool) {
+// /out/ (outside the prefix: requisites there are followed, pages not);
+// keys are the resolved URLs without their fragment.
+func siteLinks(base *url.URL, ref string, requisite bool) (string, bool) {
 	u, err := base.Parse(ref)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host != "example.org" || strings.HasPrefix(u.Path, "/out/") {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host != "example.org" || (!requisite && strings.HasPrefix(u.Path, "/out/")) {
 		return "", false
 	}
 	u.Fragment = ""
@@ -73,7 +74,7 @@ func TestConvertLinks(t *testing.T) {
 				`<img src="../i.png" srcset="../i2.png 2x, ../i3.png 3x,../o%2Ck.png"><video poster="../p.png"></video>`},
 		{"style attribute and element", "text/html",
 			`<div style="background: url(&quot;/bg.png&quot;)"></div><style>@import "/a.css"; body { background: URL( /b.png ) } .n { x: myurl(/c.png) }</style>`,
-			`<div style="background: url(&#34;../bg.png&#34;)"></div><style>@import "../a.css"; body { background: URL( "../b.png" ) } .n { x: myurl(/c.png) }</style>`},
+			`<div style="background: url(&#34;../bg.png&#34;)"></div><style>@import "../a.css"; body { background: url("../b.png") } .n { x: myurl(/c.png) }</style>`},
 		{"scripts, comments and text are not links", "text/html",
 			`<script>var a = '<a href="/x">';</script><!-- <a href="/y"> --><p>href="/z"</p><textarea><a href="/t"></textarea>`,
 			`<script>var a = '<a href="/x">';</script><!-- <a href="/y"> --><p>href="/z"</p><textarea><a href="/t"></textarea>`},
@@ -88,7 +89,26 @@ func TestConvertLinks(t *testing.T) {
 			`<head><base href="page.html"></head><a href="../other/x.html">x</a><a href="#f">f</a>`},
 		{"a style sheet", "text/css",
 			"@import url(\"/base.css\");\n@font-face { src: url(../fonts/f.woff2) format(\"woff2\"), url('f.ttf') }\nbody { background: url(data:image/png;base64,AA) }\n.o { background: url(/out/o.png) }",
-			"@import url(\"../base.css\");\n@font-face { src: url(\"../fonts/f.woff2\") format(\"woff2\"), url(\"f.ttf\") }\nbody { background: url(data:image/png;base64,AA) }\n.o { background: url(\"http://example.org/out/o.png\") }"},
+			"@import url(\"../base.css\");\n@font-face { src: url(\"../fonts/f.woff2\") format(\"woff2\"), url(\"f.ttf\") }\nbody { background: url(data:image/png;base64,AA) }\n.o { background: url(\"../out/o.png\") }"}, // a requisite outside the prefix is followed
+		{"every attribute of the table: followed ones local, never-fetched ones absolute", "text/html",
+			`<video poster="/p.png" src=/v.mp4></video><body background="/bg.png"><table background=/t.png><tr><td background="/td.png">` +
+				`<object data="/o.svg"></object><meta http-equiv="Refresh" content="5; URL='/next.html'"><img lowsrc="/lo.png">` +
+				`<svg><image xlink:href="/x.png"/><use href="/u.svg#i"/></svg><link rel=preload as=image imagesrcset="/a.png 1x, /b.png 2x">` +
+				`<form action="/search"><button formaction="/go">b</button><input type=image src="/btn.png" formaction="/go2"></form>` +
+				`<blockquote cite="/src.html">q</blockquote><del cite="why.html"></del><a href="/out/x.html" ping="/ping /out/p2">a</a>` +
+				`<input type=text src="/not-a-link.png"><meta name=x content="/not-a-link">`,
+			`<video poster="../p.png" src="../v.mp4"></video><body background="../bg.png"><table background="../t.png"><tr><td background="../td.png">` +
+				`<object data="../o.svg"></object><meta http-equiv="Refresh" content="5; URL=&#39;../next.html&#39;"><img lowsrc="../lo.png">` +
+				`<svg><image xlink:href="../x.png"/><use href="../u.svg#i"/></svg><link rel=preload as=image imagesrcset="../a.png 1x, ../b.png 2x">` +
+				`<form action="http://example.org/search"><button formaction="http://example.org/go">b</button><input type=image src="../btn.png" formaction="http://example.org/go2"></form>` +
+				`<blockquote cite="http://example.org/src.html">q</blockquote><del cite="http://example.org/dir/why.html"></del><a href="http://example.org/out/x.html" ping="http://example.org/ping http://example.org/out/p2">a</a>` +
+				`<input type=text src="/not-a-link.png"><meta name=x content="/not-a-link">`},
+		{"CSS escapes and comments", "text/css",
+			`/* url(/commented.png) */ a { background: url(/img/st\61 tic.png) } b { background: url(/img/paren\).png) } c { background: url("/q\"uote.png") } @import '/i\6d p.css';`,
+			`/* url(/commented.png) */ a { background: url("../img/static.png") } b { background: url("../img/paren%29.png") } c { background: url("../q%2522uote.png") } @import "../imp.css";`}, // file names keep the URL's escapes
+		{"noscript is HTML; a script's JSON is not", "text/html",
+			`<noscript><link rel="stylesheet" href="/ns.css"></noscript><script type="text/json">{"a":"<a href=\"/junk\">"}</script>`,
+			`<noscript><link rel="stylesheet" href="../ns.css"></noscript><script type="text/json">{"a":"<a href=\"/junk\">"}</script>`},
 		{"not HTML or CSS: untouched", "application/json", `{"href": "/a.html"}`, `{"href": "/a.html"}`},
 		{"broken HTML is kept byte for byte", "text/html",
 			"<a href=\"/a.html\"><p <<>> </b\x00><a href='unterminated", "<a href=\"../a.html\"><p <<>> </b\x00><a href='unterminated"},

@@ -163,7 +163,7 @@ func TestWalkGoneAndShared(t *testing.T) {
 // and the walk says so; a page whose links were left as they are is no
 // converted page.
 func TestWalkConvertedLinks(t *testing.T) {
-	resolve := func(base *url.URL, ref string) (string, bool) {
+	resolve := func(base *url.URL, ref string, _ bool) (string, bool) {
 		u, err := base.Parse(ref)
 		return u.String(), err == nil && u.Host == base.Host
 	}

@@ -68,6 +68,7 @@ func TestImportRules(t *testing.T) {
 		{"the manager does not pull in a Redis client", "manager", not(goRedis)},
 		{"the manager does not pull in the AWS SDK", "manager", not(awsSDK)},
 		{"a scraper sees items and responses only", "scraper", only("tracker", "fetch")},
+		{"the link table (scraper and converter) imports nothing of distscrape", "internal/linkattr", outsideModule},
 		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
 		{"the HTTP client imports no other distscrape package", "fetch", only()},
 	}
