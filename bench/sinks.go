@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -30,7 +32,7 @@ var sinkBenchmarks = []struct{ name, pkg string }{
 var benchLine = regexp.MustCompile(`(?m)^Benchmark(Sink\w+/keep=\d+)(?:-\d+)?\s+\d+\s+\d+(?:\.\d+)? ns/op.*?\s(\d+(?:\.\d+)?(?:e\+\d+)?) records/s`)
 
 // sinkFigures runs the SQLite and PostgreSQL sinks' benchmarks o.rounds
-// times each and prints records/s; PostgreSQL is started by the benchmark
+// times each, alternating, and prints records/s; PostgreSQL is started by the benchmark
 // itself (internal/pgtest, fsync on).
 func sinkFigures(ctx context.Context, w io.Writer, o options) ([]goal, error) {
 	src, err := filepath.Abs(o.src)
@@ -45,31 +47,38 @@ func sinkFigures(ctx context.Context, w io.Writer, o options) ([]goal, error) {
 		rates []float64
 	}
 	var figs []*fig
-	for _, b := range sinkBenchmarks {
-		args := []string{"test", "-run", "^$", "-bench", "^BenchmarkSink" + b.name + "$", "-benchtime", o.sinkTime,
-			"-count", strconv.Itoa(o.rounds), b.pkg}
-		cmd := exec.CommandContext(ctx, "go", args...)
-		cmd.Dir = src
-		var out bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &out
-		start := time.Now()
-		if err := cmd.Run(); err != nil {
-			return nil, fmt.Errorf("go %v: %w\n%s", args, err, tail(out.String(), 20))
-		}
-		fmt.Fprintf(os.Stderr, "# record sink %s: %s\n", b.name, time.Since(start).Round(time.Second))
-		for _, m := range benchLine.FindAllStringSubmatch(out.String(), -1) {
-			v, err := strconv.ParseFloat(m[2], 64)
+	// One go test per round: BenchmarkSinkPostgres names its databases by
+	// b.N, so -count > 1 on one server collides with the earlier run's.
+	for r := range o.rounds {
+		for _, b := range sinkBenchmarks {
+			args := []string{"test", "-count", "1", "-run", "^$", "-bench", "^BenchmarkSink" + b.name + "$", "-benchtime", o.sinkTime, b.pkg}
+			cmd := exec.CommandContext(ctx, "go", args...)
+			cmd.Dir = src
+			var out bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &out
+			start := time.Now()
+			err := cmd.Run()
+			if err == nil && strings.Contains(out.String(), "--- FAIL") {
+				err = errors.New("a benchmark failed")
+			}
 			if err != nil {
-				return nil, fmt.Errorf("record sink benchmark: %q: %w", m[0], err)
+				return nil, fmt.Errorf("go %s: %w\n%s", strings.Join(args, " "), err, tail(out.String(), 20))
 			}
-			i := slices.IndexFunc(figs, func(f *fig) bool { return f.name == m[1] })
-			if i < 0 {
-				figs, i = append(figs, &fig{name: m[1]}), len(figs)
+			fmt.Fprintf(os.Stderr, "# record sink round %d: %s: %s\n", r+1, b.name, time.Since(start).Round(time.Second))
+			for _, m := range benchLine.FindAllStringSubmatch(out.String(), -1) {
+				v, err := strconv.ParseFloat(m[2], 64)
+				if err != nil {
+					return nil, fmt.Errorf("record sink benchmark: %q: %w", m[0], err)
+				}
+				i := slices.IndexFunc(figs, func(f *fig) bool { return f.name == m[1] })
+				if i < 0 {
+					figs, i = append(figs, &fig{name: m[1]}), len(figs)
+				}
+				figs[i].rates = append(figs[i].rates, v)
 			}
-			figs[i].rates = append(figs[i].rates, v)
 		}
 	}
-	fmt.Fprintf(w, "\n### Record sinks: records/s, Sets of 10 records, a Flush every 256 Sets (`go test -bench BenchmarkSink…`, %s × %d)\n\n", o.sinkTime, o.rounds)
+	fmt.Fprintf(w, "\n### Record sinks: records/s, Sets of 10 records, a Flush every 256 Sets (`go test -bench BenchmarkSink… -benchtime %s`, %d runs each)\n\n", o.sinkTime, o.rounds)
 	fmt.Fprintln(w, "| sink | records/s (median) | min–max |\n|---|---:|---:|")
 	var goals []goal
 	for _, want := range []string{"SinkSQLite/keep=0", "SinkSQLite/keep=2", "SinkPostgres/keep=0", "SinkPostgres/keep=2"} {
