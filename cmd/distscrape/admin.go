@@ -15,6 +15,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
+	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 )
@@ -86,10 +87,39 @@ func requeueCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("requeue: %w", err)
 			}
+			if n == 0 {
+				fmt.Fprintf(os.Stdout, "requeued 0 items: %s\n", requeuedNone(c.Context, tr, opt))
+				return nil
+			}
 			fmt.Fprintf(os.Stdout, "requeued %d items\n", n)
 			return nil
 		},
 	}
+}
+
+// requeuedNone says why a requeue moved nothing, from what the tracker
+// still knows (a dead worker's leases may have gone back already).
+func requeuedNone(ctx context.Context, tr tracker.Inspector, opt tracker.RequeueOptions) string {
+	switch {
+	case opt.Failed:
+		return "no dead letter matches (distscrape failed lists them)"
+	case opt.Worker == "":
+		return "no lease is past its deadline (workers that die are requeued by the next checkout anyway)"
+	}
+	ws, err := tr.Workers(ctx)
+	if err != nil {
+		return fmt.Sprintf("worker %s holds no lease", opt.Worker)
+	}
+	for _, w := range ws {
+		if w.Name != opt.Worker {
+			continue
+		}
+		if w.Expired > 0 {
+			return fmt.Sprintf("worker %s holds no lease: its %d expired leases were already taken back (by the fleet's checkouts or an earlier requeue)", w.Name, w.Expired)
+		}
+		return fmt.Sprintf("worker %s holds no lease", w.Name)
+	}
+	return fmt.Sprintf("no worker named %s is known to the crawl (a worker is forgotten %d lease TTLs after it was last seen; status --workers lists them)", opt.Worker, tracker.WorkerMemory)
 }
 
 func statusCommand() *cli.Command {
@@ -111,7 +141,11 @@ func statusCommand() *cli.Command {
 			if label != "" && (c.Bool("watch") || c.Bool("workers")) {
 				return usagef("--label shows one label's counts once: not with --watch or --workers")
 			}
-			tr, err := adminTracker(c, "status", true)
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			tr, err := adminTrackerFor(c, cfg, "status", true)
 			if err != nil {
 				return err
 			}
@@ -129,18 +163,20 @@ func statusCommand() *cli.Command {
 					// state vanished before anyone looked: say both.
 					fmt.Fprintln(os.Stderr, "status: the tracker holds no item of this crawl: it was not seeded yet, or its state is gone (a Redis restarted without persistence, a deleted state file)")
 				}
+				recs := recordsStatus(c.Context, cfg)
 				if c.Bool("json") {
-					return printStatusJSON(c.Context, os.Stdout, tr, st)
+					return printStatusJSON(c.Context, os.Stdout, tr, st, recs)
 				}
-				if err := printStatus(os.Stdout, st, nil, false); err != nil {
+				if err := printStatus(os.Stdout, st, nil, false, resumeCmd(c)); err != nil {
 					return err
 				}
+				printRecordsStatus(os.Stdout, recs)
 				if c.Bool("workers") {
 					return printWorkers(c.Context, os.Stdout, tr, time.Now())
 				}
 				return nil
 			}
-			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"), c.Bool("workers"))
+			return watchStatus(c.Context, tr, c.Duration("interval"), c.Bool("json"), c.Bool("workers"), resumeCmd(c))
 		},
 	}
 }
@@ -148,7 +184,7 @@ func statusCommand() *cli.Command {
 // watchStatus refreshes in place on a terminal, one block per refresh
 // otherwise, each stamped with the time; it ends with a "crawl done" line
 // once nothing is pending, leased or delayed.
-func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON, workers bool) error {
+func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, asJSON, workers bool, resume string) error {
 	tty := !asJSON && term.IsTerminal(int(os.Stdout.Fd()))
 	var w rateWindow
 	t := time.NewTicker(every)
@@ -177,7 +213,7 @@ func watchStatus(ctx context.Context, tr tracker.Engine, every time.Duration, as
 				if len(w.samples) > 1 {
 					shown = &rate
 				}
-				if err := printStatus(os.Stdout, st, shown, false); err != nil {
+				if err := printStatus(os.Stdout, st, shown, false, resume); err != nil {
 					return err
 				}
 				if workers {
@@ -225,7 +261,9 @@ func crawlDone(st tracker.Stats) bool {
 	return st.Added > 0 && st.Pending == 0 && st.Leased == 0 && st.Delayed == 0 && st.Revisits == 0
 }
 
-func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) error {
+// printStatus prints st; resume is the command line that resumes a paused
+// crawl (resumeCmd).
+func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool, resume string) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(st)
 	}
@@ -236,10 +274,10 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 		return err
 	}
 	if rate != nil {
-		fmt.Fprintf(w, "%.1f items/s over the last %s\n", *rate, rateOver)
+		fmt.Fprintf(w, "%.1f pages/s over the last %s, whole crawl (done and failed)\n", *rate, rateOver)
 	}
 	if st.Paused {
-		fmt.Fprintln(w, pauseLine(st, time.Now()))
+		fmt.Fprintln(w, pauseLine(st, time.Now(), resume))
 	}
 	if st.LimitReached != "" {
 		fmt.Fprintln(w, limitLine(st.LimitReached))
@@ -267,7 +305,7 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool) erro
 func failedCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "failed",
-		Usage: "list the dead letters with their last error",
+		Usage: "list the dead letters with their last error, the most recent first",
 		Flags: []cli.Flag{configFlag,
 			&cli.BoolFlag{Name: "json", Usage: "print JSON lines"},
 			&cli.IntFlag{Name: "limit", Value: 0, Usage: "show at most `N` (0: all); with --match or --cursor, a page of N and the command for the next"},
@@ -307,12 +345,8 @@ func failedCommand() *cli.Command {
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
-			var items []tracker.FailedItem
-			if label != "" {
-				items, err = failedWithLabel(c.Context, tr, label, limit)
-			} else {
-				items, err = tr.Failed(c.Context, limit)
-			}
+			// The most recent first, as with --match and on the dashboard.
+			items, err := failedNewestFirst(c.Context, tr, label, limit)
 			if err != nil {
 				return fmt.Errorf("failed: %w", err)
 			}
@@ -414,10 +448,16 @@ func adminTracker(c *cli.Context, cmd string, readOnly bool) (tracker.Engine, er
 	if err != nil {
 		return nil, err
 	}
+	return adminTrackerFor(c, cfg, cmd, readOnly)
+}
+
+// adminTrackerFor is adminTracker for a config already loaded.
+func adminTrackerFor(c *cli.Context, cfg *config.Config, cmd string, readOnly bool) (tracker.Engine, error) {
 	if err := requireShared(cfg, cmd); err != nil {
 		return nil, err
 	}
 	var tr tracker.Engine
+	var err error
 	if readOnly {
 		tr, err = openReadOnly(c.Context, cfg)
 	} else {

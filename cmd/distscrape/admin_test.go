@@ -26,12 +26,14 @@ func TestPrintStatusNextDue(t *testing.T) {
 		{name: "json, none delayed", st: tracker.Stats{Pending: 3}, asJSON: true, wantNone: "next_due"},
 		{name: "text, a revisit waiting", st: tracker.Stats{Done: 1, Revisits: 1, NextDue: due}, want: "next revisit due " + due.Local().Format(time.DateTime)},
 		{name: "text, both", st: tracker.Stats{Delayed: 1, Revisits: 1, NextDue: due}, want: "next retry or revisit due "},
+		{name: "text, paused", st: tracker.Stats{Paused: true, PausedAt: due, PausedBy: "op@host"}, want: "PAUSED since " + due.Local().Format(time.DateTime)},
+		{name: "text, paused, resume names the config", st: tracker.Stats{Paused: true, PausedAt: due, PausedBy: "op@host"}, want: "; resume with: distscrape resume -c c.yaml\n"},
 		{name: "text, revisits counted", st: tracker.Stats{Done: 3, Revisits: 2, Unchanged: 5}, want: "2 revisit(s) waiting (done, due again later); 5 revisit(s) answered unchanged (304)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			var b bytes.Buffer
-			if err := printStatus(&b, tt.st, nil, tt.asJSON); err != nil {
+			if err := printStatus(&b, tt.st, nil, tt.asJSON, "distscrape resume -c c.yaml"); err != nil {
 				t.Fatal(err)
 			}
 			if tt.want != "" && !strings.Contains(b.String(), tt.want) {

@@ -19,6 +19,7 @@ import (
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/internal/metrics"
 	"github.com/distscrape/distscrape/manager"
+	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -184,9 +185,22 @@ func runWorker(c *cli.Context, single bool) error {
 		mcfg.Rules = rules // never a nil *Rules in the interface
 	}
 	var m *metrics.Metrics
+	var obs manager.RecordObserver
 	if metricsLn != nil {
 		m = newMetrics(cfg.Crawl, worker, tr, single || c.Bool("crawl-metrics"))
-		mcfg.Observer = m
+		mcfg.Observer, obs = m, m
+	}
+	ex, err := openExtractor(cfg, obs)
+	if err != nil {
+		return within("extract", err)
+	}
+	var sink record.Sink
+	if ex != nil {
+		if sink, err = openRecords(ctx, cfg, worker, ex.ex.Schemas()); err != nil {
+			sv.Close(context.WithoutCancel(ctx))
+			return within("records", err)
+		}
+		mcfg.Extractor, mcfg.Records = ex, sink
 	}
 	mgr, err := manager.New(tr, sc, sv, fe, mcfg)
 	if err != nil {
@@ -203,7 +217,7 @@ func runWorker(c *cli.Context, single bool) error {
 	log.Info("worker starting", "worker", worker, "tracker", cfg.Tracker.Kind, "saver", cfg.Saver.Kind,
 		"concurrency", mcfg.Concurrency, "batch", mcfg.Batch)
 
-	prog := startProgress(ctx, tr, mgr, log, !c.Bool("no-progress"))
+	prog := startProgress(ctx, tr, mgr, ex, log, !c.Bool("no-progress"))
 	sum, runErr := mgr.Run(ctx)
 	prog.stop()
 	var limit *tracker.LimitError
@@ -218,6 +232,12 @@ func runWorker(c *cli.Context, single bool) error {
 	if err := sv.Close(closeCtx); err != nil {
 		runErr = errors.Join(runErr, within("saver", fmt.Errorf("close: %w", err)))
 	}
+	if sink != nil {
+		if err := sink.Close(closeCtx); err != nil {
+			runErr = errors.Join(runErr, within("records", fmt.Errorf("close: %w", err)))
+		}
+	}
+	sum.Records = ex.withSkipped(sum.Records)
 	if metricsErr != nil {
 		select {
 		case err := <-metricsErr:

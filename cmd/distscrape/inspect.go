@@ -46,7 +46,7 @@ Examples:
 				}
 				keys[i] = it.Key
 			}
-			tr, err := adminTracker(c, "lookup", true)
+			tr, err := adminTrackerFor(c, cfg, "lookup", true)
 			if err != nil {
 				return err
 			}
@@ -64,6 +64,9 @@ Examples:
 				}
 				if err := printItemState(os.Stdout, st, c.Bool("json")); err != nil {
 					return err
+				}
+				if err := lookupRecords(c.Context, os.Stdout, cfg, key, c.Bool("json")); err != nil {
+					return fmt.Errorf("lookup: %w", err)
 				}
 			}
 			if missing > 0 {

@@ -48,9 +48,10 @@ func labelStatus(ctx context.Context, w io.Writer, tr tracker.Engine, label stri
 	return tw.Flush()
 }
 
-// failedWithLabel lists up to limit (0: all) dead letters labelled label,
-// page by page (the tracker filters).
-func failedWithLabel(ctx context.Context, tr tracker.Engine, label string, limit int) ([]tracker.FailedItem, error) {
+// failedNewestFirst lists up to limit (0: all) dead letters, those labelled
+// label when it is set, the most recent first, page by page (the tracker
+// filters).
+func failedNewestFirst(ctx context.Context, tr tracker.Engine, label string, limit int) ([]tracker.FailedItem, error) {
 	var out []tracker.FailedItem
 	q := tracker.FailedQuery{Label: label, Limit: 500}
 	for {

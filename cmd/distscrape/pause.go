@@ -53,7 +53,7 @@ func steerCommand(name, usage string, act func(*cli.Context, tracker.Engine, str
 			if err != nil {
 				return fmt.Errorf("%s: %w", name, err)
 			}
-			fmt.Fprintln(os.Stdout, pauseLine(st, time.Now()))
+			fmt.Fprintln(os.Stdout, pauseLine(st, time.Now(), resumeCmd(c)))
 			return nil
 		},
 	}
@@ -76,11 +76,18 @@ func operator() string {
 	return name + "@" + host
 }
 
-// pauseLine says whether the crawl is paused, since when and by whom.
-func pauseLine(st tracker.Stats, now time.Time) string {
+// pauseLine says whether the crawl is paused, since when and by whom, and
+// the command line that resumes it.
+func pauseLine(st tracker.Stats, now time.Time, resume string) string {
 	if !st.Paused {
 		return "crawl running (not paused)"
 	}
-	return fmt.Sprintf("PAUSED since %s (%s ago) by %s; resume with: distscrape resume",
-		st.PausedAt.Local().Format(time.DateTime), max(now.Sub(st.PausedAt), 0).Round(time.Second), st.PausedBy)
+	return fmt.Sprintf("PAUSED since %s (%s ago) by %s; resume with: %s",
+		st.PausedAt.Local().Format(time.DateTime), max(now.Sub(st.PausedAt), 0).Round(time.Second), st.PausedBy, resume)
+}
+
+// resumeCmd is the command line that resumes this command's crawl: its
+// config named as it was given (-c or DISTSCRAPE_CONFIG), quoted for a shell.
+func resumeCmd(c *cli.Context) string {
+	return "distscrape resume -c " + shellQuote(c.String("config"))
 }

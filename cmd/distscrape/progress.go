@@ -32,7 +32,8 @@ const logEvery = 10 * time.Second
 // about now.
 const rateOver = 10 * time.Second
 
-func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger, allowBar bool) *progress {
+// ex, when set, adds the records its rules skipped to the manager's counts.
+func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor, log *slog.Logger, allowBar bool) *progress {
 	ctx, cancel := context.WithCancel(ctx)
 	p := &progress{cancel: cancel}
 	tty := allowBar && term.IsTerminal(int(os.Stderr.Fd()))
@@ -40,9 +41,9 @@ func startProgress(ctx context.Context, tr tracker.Engine, mgr *manager.Manager,
 	go func() {
 		defer p.wg.Done()
 		if tty {
-			runBar(ctx, tr, mgr)
+			runBar(ctx, tr, mgr, ex)
 		} else {
-			runLogLines(ctx, tr, mgr, log)
+			runLogLines(ctx, tr, mgr, ex, log)
 		}
 	}()
 	return p
@@ -55,7 +56,7 @@ func (p *progress) stop() {
 
 // runBar is a spinner with counts, not a percentage: the total grows with
 // the frontier, so a percentage jumps back and forth and an ETA lies.
-func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
+func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor) {
 	bar := progressbar.NewOptions64(-1,
 		progressbar.OptionSetWriter(os.Stderr),
 		progressbar.OptionSpinnerType(14),
@@ -67,22 +68,22 @@ func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager) {
 	everyStats(ctx, tr, mgr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
 		_ = bar.Set64(st.Done + st.Failed)
 		line := progressLine(st, rate, time.Now())
-		if r := recordsLine(mgr.Progress().Records); r != "" {
+		if r := recordsLine(ex.withSkipped(mgr.Progress().Records)); r != "" {
 			line += " | " + r
 		}
 		bar.Describe(line)
 	})
 }
 
-func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, log *slog.Logger) {
+func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *crawlExtractor, log *slog.Logger) {
 	everyStats(ctx, tr, mgr, logEvery, func(st tracker.Stats, rate float64) {
 		args := []any{"done", st.Done, "discovered", discovered(st), "pending", st.Pending, "leased", st.Leased,
 			"delayed", st.Delayed, "failed", st.Failed, "saved_here", mgr.Progress().Saved,
-			"pages_per_s", fmt.Sprintf("%.1f", rate)}
+			"pages_per_s_here", fmt.Sprintf("%.1f", rate)}
 		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
 		}
-		if r := recordsLine(mgr.Progress().Records); r != "" {
+		if r := recordsLine(ex.withSkipped(mgr.Progress().Records)); r != "" {
 			args = append(args, "records_here", r)
 		}
 		log.Info("progress", args...)
@@ -94,10 +95,12 @@ func discovered(st tracker.Stats) int64 {
 	return st.Done + st.Failed + st.Pending + st.Leased + st.Delayed
 }
 
-// progressLine is the bar's text: what is done of what is known, the
-// queue by state (retries apart from new work), and the recent rate.
+// progressLine is the bar's text: the crawl's counts (the whole fleet's,
+// from the tracker): what is done of what is known, the queue by state
+// (retries apart from new work); then this worker's recent rate, labelled
+// as its own.
 func progressLine(st tracker.Stats, rate float64, now time.Time) string {
-	line := fmt.Sprintf("done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | %.0f pages/s",
+	line := fmt.Sprintf("crawl: done %d of %d discovered | pending %d, leased %d, delayed (retry) %d, failed %d | this worker: %.0f pages/s",
 		st.Done, discovered(st), st.Pending, st.Leased, st.Delayed, st.Failed, rate)
 	if st.Paused {
 		line += " | PAUSED by " + st.PausedBy

@@ -57,7 +57,7 @@ func TestProgressLine(t *testing.T) {
 		want, not []string
 	}{
 		{"crawling", tracker.Stats{Pending: 100, Leased: 32, Delayed: 5, Done: 2843, Failed: 3},
-			[]string{"done 2843 of 2983 discovered", "pending 100", "leased 32", "delayed (retry) 5", "failed 3", "48 pages/s"},
+			[]string{"done 2843 of 2983 discovered", "pending 100", "leased 32", "delayed (retry) 5", "failed 3", "this worker: 48 pages/s"},
 			[]string{"%", "ETA", "waiting"}},
 		{"waiting on retries", tracker.Stats{Delayed: 20, Done: 2980, NextDue: now.Add(40 * time.Second)},
 			[]string{"done 2980 of 3000 discovered", "pending 0", "delayed (retry) 20", "waiting for 20 retries, next in 40s"}, []string{"%"}},

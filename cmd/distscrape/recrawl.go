@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -49,14 +52,70 @@ Examples:
 			if _, err := regexp.Compile(opt.Match); err != nil {
 				return usagef("--match: %v", err)
 			}
-			tr, err := adminTracker(c, "recrawl", false)
+			cfg, err := loadConfig(c)
+			if err != nil {
+				return err
+			}
+			pass := recrawlPass{crawl: cfg.Crawl, hint: resumeHint(c), empty: nothingToRecrawl(cfg, opt.Match)}
+			if opt.Cursor, err = pass.open(opt.Cursor); err != nil {
+				return err
+			}
+			tr, err := adminTrackerFor(c, cfg, "recrawl", false)
 			if err != nil {
 				return err
 			}
 			defer tr.Close()
-			return recrawl(c.Context, os.Stdout, tr, opt, resumeHint(c))
+			return pass.run(c.Context, os.Stdout, tr, opt)
 		},
 	}
+}
+
+// recrawlPass is one recrawl of a crawl, as the command prints it.
+type recrawlPass struct {
+	crawl string
+	hint  string // the command line that resumes it, less its cursor
+	empty string // why a pass that moved nothing had nothing to move
+}
+
+// The cursor a recrawl prints names its crawl: "<tag>~<tracker cursor>",
+// tag a digest of the crawl's name, so that one printed by another crawl's
+// recrawl (a config mixed up, a line pasted from another terminal) is
+// refused rather than resumed on the wrong crawl.
+func (p recrawlPass) tag() string {
+	sum := sha256.Sum256([]byte(p.crawl))
+	return hex.EncodeToString(sum[:4])
+}
+
+func (p recrawlPass) seal(cursor string) string { return p.tag() + "~" + cursor }
+
+// open checks a --cursor and returns the tracker's cursor inside it.
+func (p recrawlPass) open(cursor string) (string, error) {
+	if cursor == "" {
+		return "", nil
+	}
+	tag, inner, ok := strings.Cut(cursor, "~")
+	if !ok || inner == "" {
+		return "", usagef("--cursor %.80q is not one recrawl printed", cursor)
+	}
+	if tag != p.tag() {
+		return "", usagef("--cursor %.80q was printed by a recrawl of another crawl, not of %q", cursor, p.crawl)
+	}
+	return inner, nil
+}
+
+// nothingToRecrawl says why a pass over cfg's crawl can move nothing.
+func nothingToRecrawl(cfg *config.Config, match string) string {
+	var why string
+	if cfg.Scraper.Kind == "link" && len(cfg.Scraper.Revisit) == 0 {
+		why = "a URL crawl without scraper.revisit rules: the tracker keeps only a fingerprint of a done URL, not the URL, " +
+			"so there is no item it can put back (add a scraper.revisit rule: the items it matches are kept and can be recrawled)"
+	} else {
+		why = "no ID range seeded with --range and no item waiting for a revisit (scraper.revisit) is done yet"
+	}
+	if match != "" {
+		why += "; or none of them matches --match"
+	}
+	return why
 }
 
 // resumeHint is the command line that resumes this recrawl, less its cursor.
@@ -68,17 +127,17 @@ func resumeHint(c *cli.Context) string {
 	return h
 }
 
-// recrawl calls Inspector.Recrawl until the pass is fully started,
-// printing progress at most once a second and, when interrupted or
-// failing, the cursor to resume from.
-func recrawl(ctx context.Context, w io.Writer, tr tracker.Inspector, opt tracker.RecrawlOptions, hint string) error {
+// run calls Inspector.Recrawl until the pass is fully started, printing
+// progress at most once a second and, when interrupted or failing, the
+// cursor to resume from. A pass that moves nothing is an error saying why.
+func (pass recrawlPass) run(ctx context.Context, w io.Writer, tr tracker.Inspector, opt tracker.RecrawlOptions) error {
 	var moved int64
 	last := time.Now()
 	for {
 		p, err := tr.Recrawl(ctx, opt)
 		if err != nil {
 			if opt.Cursor != "" {
-				fmt.Fprintf(w, "recrawl stopped after %d items; resume with: %s --cursor '%s'\n", moved, hint, opt.Cursor)
+				fmt.Fprintf(w, "recrawl stopped after %d items; resume with: %s --cursor '%s'\n", moved, pass.hint, pass.seal(opt.Cursor))
 			}
 			var stop signalStop
 			if errors.As(context.Cause(ctx), &stop) {
@@ -88,13 +147,16 @@ func recrawl(ctx context.Context, w io.Writer, tr tracker.Inspector, opt tracker
 		}
 		moved += p.Moved
 		if p.Next == "" {
+			if moved == 0 {
+				return fmt.Errorf("recrawl: nothing to recrawl: %s", pass.empty)
+			}
 			fmt.Fprintf(w, "recrawl started: %d done items back to pending\n", moved)
 			return nil
 		}
 		opt.Cursor = p.Next
 		if time.Since(last) >= time.Second {
 			last = time.Now()
-			fmt.Fprintf(w, "recrawl: %d items back to pending so far (cursor '%s')\n", moved, p.Next)
+			fmt.Fprintf(w, "recrawl: %d items back to pending so far (cursor '%s')\n", moved, pass.seal(p.Next))
 		}
 	}
 }

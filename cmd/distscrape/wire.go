@@ -115,15 +115,19 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 	s := cfg.Scraper
 	v := scraper.Validate{Status: s.Validate.Status, MustMatch: s.Validate.MustMatch, MustNotMatch: s.Validate.MustNotMatch}
 	reqs := requestTemplates(s.Requests)
+	follow, err := openFinder(cfg)
+	if err != nil {
+		return nil, err
+	}
 	if s.Kind == "id" {
 		return scraper.NewID(scraper.IDConfig{IDRegex: s.IDRegex, DownloadURLFmt: s.DownloadURLFmt,
 			RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
-			Requests: reqs})
+			Requests: reqs, Follow: follow})
 	}
 	return scraper.NewLink(scraper.LinkConfig{LinkRegex: s.LinkRegex, Seeds: s.Seeds, Hosts: s.Scope.Hosts,
 		Prefixes: s.Scope.Prefixes, ExcludeRegex: s.Scope.ExcludeRegex, MaxDepth: s.Scope.MaxDepth,
 		RegexTimeout: s.RegexTimeout, MaxLinks: s.MaxLinks, ContentTypes: s.ContentTypes, Validate: v, Logger: log,
-		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs})
+		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs, Follow: follow})
 }
 
 // requestTemplates is scraper.requests as the scraper takes them.

@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -15,10 +16,15 @@ import (
 type statusRecord struct {
 	tracker.Stats
 	WorkerStats []tracker.WorkerStats `json:"worker_stats"`
+	// Records is what the records: sink holds, by rule, when it can be
+	// read from here.
+	Records map[string]manager.RuleCount `json:"records,omitempty"`
+	// RecordsError says why the sink could not be read.
+	RecordsError string `json:"records_error,omitempty"`
 }
 
 // printStatusJSON writes the counters and the workers as one JSON object.
-func printStatusJSON(ctx context.Context, w io.Writer, tr tracker.Inspector, st tracker.Stats) error {
+func printStatusJSON(ctx context.Context, w io.Writer, tr tracker.Inspector, st tracker.Stats, recs recordsView) error {
 	ws, err := tr.Workers(ctx)
 	if err != nil {
 		return fmt.Errorf("status: %w", err)
@@ -26,7 +32,7 @@ func printStatusJSON(ctx context.Context, w io.Writer, tr tracker.Inspector, st 
 	if ws == nil {
 		ws = []tracker.WorkerStats{}
 	}
-	return json.NewEncoder(w).Encode(statusRecord{Stats: st, WorkerStats: ws})
+	return json.NewEncoder(w).Encode(statusRecord{Stats: st, WorkerStats: ws, Records: recs.counts, RecordsError: recs.err})
 }
 
 // printWorkers writes a row per worker; one silent for more than its lease

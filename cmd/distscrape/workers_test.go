@@ -64,7 +64,7 @@ func TestPrintWorkers(t *testing.T) {
 	}
 	var b bytes.Buffer
 	st, _ := tr.Stats(ctx)
-	if err := printStatusJSON(ctx, &b, tr, st); err != nil {
+	if err := printStatusJSON(ctx, &b, tr, st, recordsView{}); err != nil {
 		t.Fatal(err)
 	}
 	var rec statusRecord

@@ -31,7 +31,7 @@ type ExtractRule struct {
 type Selector struct {
 	CSS   string `yaml:"css"`
 	XPath string `yaml:"xpath"`
-	JSON  string `yaml:"json"` // a gjson path into a JSON body
+	JSON  string `yaml:"json"` // a jq expression (gojq) over a JSON body
 }
 
 // Field is one column of a rule, written as `name: {css: ..., type: ...}`

@@ -49,7 +49,7 @@ scraper:
   kind: id
   seeds: ["1"]
   download_url_fmt: 'https://api.example/api/item?v={id}'
-  follow: [{json: 'related.#.id'}]
+  follow: [{json: '.related[].id'}]
   requests:
     - method: POST
       headers: {Content-Type: application/json, X-Api-Key: '${API_TOKEN}'}
@@ -58,9 +58,9 @@ extract:
   - name: item
     match: '.'
     fields:
-      id: {json: id, type: int, required: true}
-      name: {json: name}
-      updated: {json: updated_at, type: time}
+      id: {json: .id, type: int, required: true}
+      name: {json: .name}
+      updated: {json: .updated_at, type: time}
       main_text: {text: main}
 `
 

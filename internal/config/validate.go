@@ -38,6 +38,7 @@ func (c *Config) validate(p *problems) {
 	c.Fetch.validate(p)
 	c.Saver.validate(p)
 	c.validateExtract(p)
+	c.compileExtract(p)
 	if c.Limits.MaxPages < 0 {
 		p.add("limits.max_pages", "%d: want 0 (unlimited) or a number of pages", c.Limits.MaxPages)
 	}

@@ -5,6 +5,7 @@
 package filesaver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -64,7 +65,7 @@ const MetaDir = ".distscrape"
 // The manifest, MetaDir/manifest-{crawl}-{worker}.jsonl, has one JSON line
 // per save (key, key_bytes when the key is not UTF-8, path, url, status, content_type, fetched, size,
 // headers: the saver.MetaHeaders by lower-case name; labels, visit; unchanged,
-// previous, pruned for revisits, see manifestRecord): it maps
+// previous, pruned for revisits; converted, see manifestRecord): it maps
 // every item to its file, which a hashed or shortened name cannot show.
 // Re-saving an item rewrites the same file, so there is one copy; the
 // manifest then has two lines for it and a reader keeps the last.
@@ -124,6 +125,9 @@ type manifestRecord struct {
 	// Unchanged marks a revisit answered 304: no file was written, the
 	// key's last line without it still says where its body is.
 	Unchanged bool `json:"unchanged,omitempty"`
+	// Converted marks a page saved with its links converted
+	// (Config.ConvertLinks): the file is not the body as fetched.
+	Converted bool `json:"converted,omitempty"`
 	// Previous is the earlier version this save kept (under
 	// MetaDir/versions), Pruned those it removed to stay within KeepVersions.
 	Previous string   `json:"previous,omitempty"`
@@ -273,6 +277,7 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 		Fetched: p.FetchedAt, Headers: driver.MetaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
 	if !p.Unchanged {
 		body := f.converted(p, f.selfPath(want))
+		rec.Converted = f.convert != nil && !bytes.Equal(body, p.Body)
 		rel, replaced, ver, err := f.place(want, body, p)
 		if err != nil {
 			return fmt.Errorf("file saver: save %q: %w", p.Key, err)

@@ -131,13 +131,29 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 	if err != nil {
 		return nil, err
 	}
-	region := cfg.Region
-	if region == "" {
-		region = "us-east-1"
+	client, awsCfg, err := newClient(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	conc := cfg.Concurrency
 	if conc <= 0 {
 		conc = 16
+	}
+	s := &Saver{c: client, bucket: cfg.Bucket, prefix: cfg.Prefix, tmpl: tmpl, crawl: cfg.Crawl, worker: cfg.Worker, keep: keep,
+		sem: make(chan struct{}, conc), batch: &s3Batch{}, inflight: map[string]*s3Upload{}, retry: map[string]*s3Upload{}}
+	if err := s.check(ctx, awsCfg, cfg.Endpoint); err != nil {
+		return nil, err
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	return s, nil
+}
+
+// newClient builds the S3 client of cfg (region, endpoint, path style)
+// with the standard credential chain.
+func newClient(ctx context.Context, cfg Config) (*s3.Client, aws.Config, error) {
+	region := cfg.Region
+	if region == "" {
+		region = "us-east-1"
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region),
 		config.WithRetryer(func() aws.Retryer {
@@ -150,7 +166,7 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 			})
 		}))
 	if err != nil {
-		return nil, fmt.Errorf("s3 saver: load AWS configuration: %w", err)
+		return nil, awsCfg, fmt.Errorf("s3 saver: load AWS configuration: %w", err)
 	}
 	client := s3.NewFromConfig(awsCfg, func(o *s3.Options) {
 		if cfg.Endpoint != "" {
@@ -158,13 +174,7 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 		}
 		o.UsePathStyle = cfg.PathStyle
 	})
-	s := &Saver{c: client, bucket: cfg.Bucket, prefix: cfg.Prefix, tmpl: tmpl, crawl: cfg.Crawl, worker: cfg.Worker, keep: keep,
-		sem: make(chan struct{}, conc), batch: &s3Batch{}, inflight: map[string]*s3Upload{}, retry: map[string]*s3Upload{}}
-	if err := s.check(ctx, awsCfg, cfg.Endpoint); err != nil {
-		return nil, err
-	}
-	s.ctx, s.cancel = context.WithCancel(context.Background())
-	return s, nil
+	return client, awsCfg, nil
 }
 
 func (s *Saver) check(ctx context.Context, awsCfg aws.Config, endpoint string) error {

@@ -58,6 +58,9 @@ func TestImportRules(t *testing.T) {
 		{"the drivers' shared helpers see the contract only", "saver/internal/driver", only("saver")},
 		{"the manager sees the contracts only", "manager", only("tracker", "scraper", "saver", "fetch", "record")},
 		{"the record contract imports nothing of distscrape", "record", outsideModule},
+		{"extract sees the saver and record contracts only", "extract", only("saver", "record")},
+		{"the manager links no extractor", "manager", not(module + "/extract")},
+		{"the manager links no record sink", "manager", notUnder("record")},
 		{"the manager pulls in no saver driver", "manager", noneOf(saverDrivers...)},
 		{"the manager does not pull in a Redis client", "manager", not(goRedis)},
 		{"the manager does not pull in the AWS SDK", "manager", not(awsSDK)},
@@ -145,6 +148,15 @@ func outsideModule(dep string) bool {
 
 func not(forbidden string) func(string) bool {
 	return func(dep string) bool { return dep != forbidden && !strings.HasPrefix(dep, forbidden+"/") }
+}
+
+// notUnder refuses the packages below dir of the module (dir itself, a
+// contract, stays allowed): its drivers.
+func notUnder(dir string) func(string) bool {
+	return func(dep string) bool {
+		r, in := rel(dep)
+		return !in || !strings.HasPrefix(r, dir+"/")
+	}
 }
 
 // noneOf forbids the given packages of the module.

@@ -159,9 +159,15 @@ func TestExamplesRunAsWritten(t *testing.T) {
 	cases := []struct {
 		example, override string
 		wantSaved         int
+		wantRecords       string // in the summary, for the scraping examples
 	}{
-		{"mirror.yaml", "DISTSCRAPE_SCRAPER_SEEDS=" + site.URL() + "/", len(site.Pages())},
-		{"ids.yaml", "DISTSCRAPE_SCRAPER_DOWNLOAD_URL_FMT=" + site.ItemURLFormat(), len(site.ExpectedIDs())},
+		{"mirror.yaml", "DISTSCRAPE_SCRAPER_SEEDS=" + site.URL() + "/", len(site.Pages()), ""},
+		{"ids.yaml", "DISTSCRAPE_SCRAPER_DOWNLOAD_URL_FMT=" + site.ItemURLFormat(), len(site.ExpectedIDs()), ""},
+		// The scraping examples: the pages whose records were written.
+		{"shop.yaml", "DISTSCRAPE_SCRAPER_SEEDS=" + site.URL() + fixturesite.ShopPath, site.ShopPages() + len(site.ProductURLs()),
+			fmt.Sprintf("records: listing %d, product %d ", len(site.Products()), len(site.ProductURLs()))},
+		{"api.yaml", "DISTSCRAPE_SCRAPER_SEEDS=" + site.URL() + fixturesite.APIPagePath(1), site.APIPages(), fmt.Sprintf("records: item %d,", len(site.APIItems()))},
+		{"api-ids.yaml", "DISTSCRAPE_SCRAPER_DOWNLOAD_URL_FMT=" + site.URL() + fixturesite.APIItemPath + "#{id}", len(site.APIItems()), fmt.Sprintf("records: item %d,", len(site.APIItems()))},
 	}
 	for _, tc := range cases {
 		t.Run(tc.example, func(t *testing.T) {
@@ -180,6 +186,9 @@ func TestExamplesRunAsWritten(t *testing.T) {
 			r := testbin.Cmd{Dir: dir, Env: []string{tc.override}}.Run(t, runTimeout, "crawl", "-c", path, "--id", "w")
 			if want := fmt.Sprintf("pages saved   %d ", tc.wantSaved); r.Code != 0 || !strings.Contains(r.Stdout, want) {
 				t.Fatalf("crawl: want %q\n%s", want, r)
+			}
+			if !strings.Contains(r.Stdout, tc.wantRecords) {
+				t.Errorf("crawl: want %q in the summary\n%s", tc.wantRecords, r)
 			}
 			if _, err := os.Stat(filepath.Join(dir, "out")); err != nil {
 				t.Errorf("the output is not in out/: %v", err)

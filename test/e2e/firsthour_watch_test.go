@@ -105,7 +105,7 @@ func TestStatusWatch(t *testing.T) {
 	}
 	want := fmt.Sprintf("crawl done: %d done, 1 failed\n", len(site.Pages()))
 	r := text.Wait(t, time.Minute)
-	if r.Code != 0 || !strings.HasSuffix(r.Stdout, want) || !strings.Contains(r.Stdout, "items/s over the last 10s") {
+	if r.Code != 0 || !strings.HasSuffix(r.Stdout, want) || !strings.Contains(r.Stdout, "pages/s over the last 10s, whole crawl") {
 		t.Fatalf("status --watch: want it to end with %q\n%s", want, r)
 	}
 	r = js.Wait(t, time.Minute)

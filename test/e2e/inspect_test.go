@@ -66,6 +66,30 @@ func deadLetterCommands(t *testing.T, trackerConfig string, run []string) {
 	if slices.Sort(got); !slices.Equal(got, notFound) {
 		t.Errorf("failed --match in pages listed %q, want %q", got, notFound)
 	}
+	// One order whatever the selection: the most recent first, with a
+	// filter or without (without was the oldest first).
+	order := func(args ...string) []string {
+		t.Helper()
+		r := cmd.Run(t, time.Minute, append([]string{"failed", "-c", cfg, "--json"}, args...)...)
+		if r.Code != 0 {
+			t.Fatalf("failed %q: %s", args, r)
+		}
+		var keys []string
+		var last time.Time
+		for i, dl := range objectLines(t, r.Stdout) {
+			at, err := time.Parse(time.RFC3339Nano, dl["at"].(string))
+			if err != nil || i > 0 && at.After(last) {
+				t.Errorf("failed %q: dead letter %d at %v after %v (%v), want the most recent first", args, i, at, last, err)
+			}
+			last = at
+			keys = append(keys, dl["item"].(string))
+		}
+		return keys
+	}
+	all, matched, labelled := order(), order("--match", "http"), order("--limit", "0")
+	if len(all) != len(notFound) || !slices.Equal(all, matched) || !slices.Equal(all, labelled) {
+		t.Errorf("failed lists %q, with --match %q, with --limit 0 %q: want one order", all, matched, labelled)
+	}
 	if r := cmd.Run(t, time.Minute, "failed", "-c", cfg, "--match", "no such error"); r.Code != 0 || r.Stdout != "" || !strings.Contains(r.Stderr, "0 shown of 3") {
 		t.Errorf("failed --match matching nothing: %s", r)
 	}

@@ -21,6 +21,10 @@ func TestPauseResumeFleet(t *testing.T) {
 	if r.Code != 0 || !strings.Contains(r.Stdout, "PAUSED since") || !strings.Contains(r.Stderr, "crawl paused") || !strings.Contains(r.Stderr, "pid=") {
 		t.Fatalf("pause: %s", r)
 	}
+	// The line says how to resume this crawl, config included.
+	if !strings.Contains(r.Stdout, "resume with: distscrape resume -c "+cfg+"\n") {
+		t.Fatalf("pause: the resume hint does not name the config %s: %s", cfg, r)
+	}
 	testbin.WaitFor(t, time.Minute, "the worker to finish its leases and wait", func() bool {
 		return status(t, cmd, cfg).Leased == 0 && strings.Contains(w.Stderr(), "crawl paused")
 	})

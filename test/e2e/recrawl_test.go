@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -77,5 +79,79 @@ func TestRecrawlRange(t *testing.T) {
 		if n := site.Requests(fixturesite.ItemPath(id)); n != want {
 			t.Errorf("item %d fetched %d times, want %d", id, n, want)
 		}
+	}
+}
+
+// TestRecrawlSaysWhyNothing: recrawl of a finished URL crawl without
+// revisit rules moves nothing, and says so with the reason (exit 1), where
+// it printed "recrawl started: 0 done items" and exited 0; a --cursor that
+// no recrawl of this crawl printed is a usage error.
+func TestRecrawlSaysWhyNothing(t *testing.T) {
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 10})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, state: state/crawl.state, batch: 8}",
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: none}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress"); r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg)
+	if r.Code != 1 || !strings.Contains(r.Stderr, "nothing to recrawl: a URL crawl without scraper.revisit rules") || strings.Contains(r.Stdout, "recrawl started") {
+		t.Fatalf("recrawl of a URL crawl without revisit rules: %s", r)
+	}
+	for _, cursor := range []string{"r:0:1", "00000000~r:0:1"} {
+		if r := cmd.Run(t, time.Minute, "recrawl", "-c", cfg, "--cursor", cursor); r.Code != 2 || !strings.Contains(r.Stderr, "--cursor") {
+			t.Errorf("recrawl --cursor %s: %s", cursor, r)
+		}
+	}
+}
+
+// TestRequeueSaysWhyNothing: a requeue that moves nothing says why, for
+// each selection, where it printed a bare "requeued 0 items".
+func TestRequeueSaysWhyNothing(t *testing.T) {
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 5})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, state: state/crawl.state, batch: 8}",
+		Scraper: linkScraper(site),
+		Saver:   "saver: {kind: none}",
+	}.write(t, dir)
+	cmd := testbin.Cmd{Dir: dir}
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress", "--id", "w1"); r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--worker", "ghost"}, "requeued 0 items: no worker named ghost is known to the crawl"},
+		{nil, "requeued 0 items: no lease is past its deadline"},
+		{[]string{"--failed"}, "requeued 0 items: no dead letter matches"},
+	} {
+		r := cmd.Run(t, time.Minute, append([]string{"requeue", "-c", cfg}, tc.args...)...)
+		if r.Code != 0 || !strings.Contains(r.Stdout, tc.want) {
+			t.Errorf("requeue %q: %s\nwant %q", tc.args, r, tc.want)
+		}
+	}
+}
+
+// TestRequeueWorkerAlreadyReclaimed: requeue --worker of a killed worker
+// whose leases the fleet already took back says so, naming how many.
+func TestRequeueWorkerAlreadyReclaimed(t *testing.T) {
+	_, cmd, cfg, _ := slowFleetCrawl(t, "2s")
+	victim := startMidCrawl(t, cmd, cfg, "victim")
+	victim.Signal(syscall.SIGKILL)
+	<-victim.Done()
+	testbin.WaitFor(t, time.Minute, "the victim's leases to be taken back", func() bool {
+		r := cmd.Run(t, time.Minute, "requeue", "-c", cfg)
+		return r.Code == 0 && strings.Contains(r.Stdout, "requeued 0 items") && !regexp.MustCompile(`(?m)^victim .*expired\)`).MatchString(
+			cmd.Run(t, time.Minute, "status", "-c", cfg, "--workers").Stdout) && status(t, cmd, cfg).Leased == 0
+	})
+	r := cmd.Run(t, time.Minute, "requeue", "-c", cfg, "--worker", "victim")
+	if r.Code != 0 || !regexp.MustCompile(`requeued 0 items: worker victim holds no lease: its \d+ expired leases were already taken back`).MatchString(r.Stdout) {
+		t.Fatalf("requeue --worker of a reclaimed worker: %s", r)
 	}
 }

@@ -1,7 +1,9 @@
 package redistracker
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -12,9 +14,7 @@ import (
 //
 // Fixed keys (passed to every script through KEYS, in this order):
 //
-//	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib.lua)
-//	leases    zset   token → deadline (ms): the leases of the scripts before
-//	                 lease groups, drained, never added to (deadlines below)
+//	pending   list   entries: a key, a run or range of IDs, or "depth:attempts:key" (lua/lib)
 //	lease     hash   lease token → "attempts:depth:#worker:<worker><key>"
 //	workers   zset   worker → last seen + ttl (ms)
 //	delayed   zset   pending entry → due (ms)
@@ -31,28 +31,27 @@ import (
 //	                 then fail with tracker.ErrStateLost instead of reporting
 //	                 an empty queue as a finished crawl. Reset deletes it.
 //
-// Keys some scripts take after the fixed ones (KEYS[12] of checkout, KEYS[11]
-// of stats); Pause and Resume write it directly:
+// Derived like the keys below; Pause and Resume write it directly:
 //
 //	paused  string  "<ms>:<by>" while an operator has paused the crawl:
 //	                checkout hands out nothing (one GET)
 //
-// Derived keys (the scripts build them from the prefix, ARGV[1]; they are in
+// Derived keys (the scripts build them from the prefix, ARGV[1], with
+// crawl_key and the suffixes below; they are in
 // the same slot because they share the prefix and its hash tag):
 //
 //	wl:<worker>  set     the lease groups a worker holds (requeue of one worker);
 //	                     passed through KEYS where the worker is known up front
-//	deadlines    zset    lease group (a token's prefix, lua/lib.lua's lease
+//	deadlines    zset    lease group (a token's prefix, lua/lib's lease
 //	                     groups) or token (a lease extended apart from its
-//	                     group) → deadline (ms); apart from leases, so a
-//	                     worker of the scripts before groups never reaps one
+//	                     group) → deadline (ms)
 //	lg           hash    per lease group g: g → its live leases (plus
 //	                     groupSplit once Extend split it), g+"n" → its size
-//	                     (lua/lib.lua)
+//	                     (lua/lib)
 //	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
 //	                     seen (ms), out, done, failed, expired; it expires
 //	                     workerMemory lease TTLs after the last checkout or
-//	                     heartbeat (lib.lua: seen_worker), and the workers zset
+//	                     heartbeat (lua/lib: seen_worker), and the workers zset
 //	                     forgets the worker then too
 //	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
@@ -65,15 +64,15 @@ import (
 //	                     only when it changes or every delayRefresh, read by
 //	                     Hosts; it expires delayTTL after it was written
 //	revisits     zset    the revisit index's due seconds: member s, score s·1000
-//	                     (lua/lib.lua: revisit, promote_revisits)
+//	                     (lua/lib: revisit, promote_revisits)
 //	rv:<s>       list    the revisit entries due at second s (a revisit
-//	                     header, then the entry: lua/lib.lua, redis_revisit.go);
+//	                     header, then the entry: lua/lib, redis_revisit.go);
 //	                     with a 15-byte ETag and a Last-Modified an entry costs
 //	                     28 B beyond a done item and its key
 //	                     (bench-tracker revisit_overhead_bytes)
 //	rvgone       hash    second → entries of rv:<s> a recrawl --match moved ('' left)
 //	rvid:<shard> string  bitmap of the numeric IDs (below 2^40; shards as id:)
-//	                     with a revisit waiting or in flight (lua/lib.lua:
+//	                     with a revisit waiting or in flight (lua/lib:
 //	                     rv_mark), which a recrawl of the ranges leaves to the
 //	                     revisit index; created by the first such ID
 //	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
@@ -85,7 +84,7 @@ import (
 //	                     delayed done failed added), labeled items only
 //
 // A crawl that uses no priority, label nor revisit creates none of these
-// three and writes its entries and records as before (lib.lua: meta).
+// three and writes its entries and records as before (lua/lib: meta).
 //
 // # Dedup and memory
 //
@@ -112,23 +111,111 @@ import (
 // first base+64 = 76 bits of the hash: among n = 10^9 keys the odds that any
 // pair does are about n²/2^77 ≈ 6.6·10^-6; at 10^7 keys, 6.6·10^-10.
 const (
-	idShardBits  = 8144                 // must equal SHARD_BITS in lua/lib.lua
+	idShardBits  = 8144                 // must equal SHARD_BITS in lua/lib
 	hugeID       = 1 << 40              // IDs from here on are deduplicated by fingerprint
 	fpBaseLevel  = 12                   // 2^12 buckets before the first split; a multiple of 4
 	fpBucketLoad = 160                  // members per bucket before a split (< 512 / 2 with margin)
-	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib.lua
+	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib
 )
+
+// The suffixes of the crawl's key names after its prefix, each spelled
+// here only: the Go methods below build names with them, and the Lua
+// library gets them as its KEY table (luaKeyNames), which its key helper
+// (lua/lib/state.lua) builds names with.
+const (
+	sfxPending      = "pending"
+	sfxLease        = "lease"
+	sfxWorkers      = "workers"
+	sfxDelayed      = "delayed"
+	sfxFailed       = "failed"
+	sfxFailInfo     = "failinfo"
+	sfxStats        = "stats"
+	sfxFPMeta       = "fpmeta"
+	sfxCrawl        = "crawl"
+	sfxPaused       = "paused"
+	sfxLabels       = "labels"
+	sfxLabelStats   = "lstats"
+	sfxWorkerStats  = "w:"
+	sfxWorkerLeases = "wl:"
+	sfxLeaseGroups  = "lg"
+	sfxDeadlines    = "deadlines"
+	sfxIDShard      = "id:"
+	sfxFPBucket     = "fp:"
+	sfxRevisits     = "revisits"
+	sfxRevisitList  = "rv:"
+	sfxRevisitGone  = "rvgone"
+	sfxRevisitIDs   = "rvid:"
+	sfxIDRanges     = "idranges"
+	sfxLevel        = "pending:"
+	sfxHostRate     = "rate:"
+	sfxHostPermits  = "conc:"
+	sfxHostDelay    = "delay:"
+	sfxPartitions   = "partitions"
+	sfxGrantLock    = "grant"
+	sfxOverflow     = "ranges"
+	sfxOverflowIDs  = "rangeids"
+	sfxSplitLock    = "split"
+	sfxLegacyLeases = "leases" // layout 1 only: migrations.go
+)
+
+// fixedSuffixes are the fixed keys, KEYS[1..n] of every life-cycle
+// operation in this order, and their Lua names (K.<name>).
+var fixedSuffixes = []struct{ lua, sfx string }{
+	{"pending", sfxPending}, {"lease", sfxLease}, {"workers", sfxWorkers}, {"delayed", sfxDelayed},
+	{"failed", sfxFailed}, {"failinfo", sfxFailInfo}, {"stats", sfxStats}, {"fpmeta", sfxFPMeta}, {"crawl", sfxCrawl},
+}
+
+// luaSuffixes are the keys the Lua builds from the prefix, by their Lua
+// names (key(name, part) in lua/lib/state.lua).
+var luaSuffixes = []struct{ lua, sfx string }{
+	{"paused", sfxPaused}, {"labels", sfxLabels}, {"lstats", sfxLabelStats}, {"worker", sfxWorkerStats},
+	{"worker_leases", sfxWorkerLeases}, {"lease_groups", sfxLeaseGroups}, {"deadlines", sfxDeadlines},
+	{"id_shard", sfxIDShard}, {"fp_bucket", sfxFPBucket}, {"revisits", sfxRevisits},
+	{"revisit_list", sfxRevisitList}, {"rvgone", sfxRevisitGone}, {"rvid", sfxRevisitIDs},
+	{"idranges", sfxIDRanges}, {"level", sfxLevel},
+}
+
+// callKeys are the derived keys begin names for every call (K.<name>).
+var callKeys = []string{"labels", "lstats", "revisits", "lease_groups", "deadlines", "paused", "fp_bucket"}
+
+// luaKeyNames is the Lua code that gives the library the key names: KEY,
+// every suffix by its Lua name, and call_keys(keys, prefix), the table K
+// of a call (lua/lib/state.lua): the fixed keys from KEYS, in this order,
+// and callKeys from the prefix, in one table constructor.
+func luaKeyNames() string {
+	var b strings.Builder
+	b.WriteString("-- The crawl's key names, from keys.go (luaKeyNames).\n")
+	b.WriteString("local function call_keys(keys, prefix)\n  return {")
+	for i, k := range fixedSuffixes {
+		fmt.Fprintf(&b, "%s = keys[%d], ", k.lua, i+1)
+	}
+	for _, name := range callKeys {
+		for _, k := range luaSuffixes {
+			if k.lua == name {
+				fmt.Fprintf(&b, "%s = prefix .. %q, ", name, k.sfx)
+			}
+		}
+	}
+	b.WriteString("}\nend\nlocal KEY = {")
+	for i, k := range append(fixedSuffixes[:len(fixedSuffixes):len(fixedSuffixes)], luaSuffixes...) {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "%s = %q", k.lua, k.sfx)
+	}
+	b.WriteString("}\n")
+	return b.String()
+}
 
 // crawlKeys are the key names of one crawl.
 type crawlKeys struct {
 	prefix string
-	fixed  []string // KEYS[1..10] of every script
+	fixed  []string // KEYS[1..n] of every life-cycle operation
 }
 
 // Indices into crawlKeys.fixed (KEYS[i+1] in the scripts).
 const (
 	keyPending = iota
-	keyLeases
 	keyLease
 	keyWorkers
 	keyDelayed
@@ -143,62 +230,59 @@ func newCrawlKeys(crawl string) crawlKeys { return newCrawlKeysTag(crawl) }
 
 func newCrawlKeysTag(tag string) crawlKeys {
 	p := "distscrape:{" + tag + "}:"
-	return crawlKeys{prefix: p, fixed: []string{
-		p + "pending", p + "leases", p + "lease", p + "workers", p + "delayed",
-		p + "failed", p + "failinfo", p + "stats", p + "fpmeta", p + "crawl",
-	}}
+	k := crawlKeys{prefix: p}
+	for _, f := range fixedSuffixes {
+		k.fixed = append(k.fixed, p+f.sfx)
+	}
+	return k
 }
 
 func (k crawlKeys) key(i int) string { return k.fixed[i] }
 
-// withWorker returns the fixed keys plus KEYS[11], the worker's lease set.
-func (k crawlKeys) withWorker(worker string) []string {
-	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.workerLeases(worker))
-}
+func (k crawlKeys) paused() string { return k.prefix + sfxPaused }
 
-// forCheckout returns withWorker's keys plus KEYS[12], the pause flag.
-func (k crawlKeys) forCheckout(worker string) []string {
-	return append(k.withWorker(worker), k.paused())
-}
+func (k crawlKeys) labels() string { return k.prefix + sfxLabels }
 
-// forStats returns the fixed keys plus KEYS[11], the pause flag.
-func (k crawlKeys) forStats() []string {
-	return append(k.fixed[:len(k.fixed):len(k.fixed)], k.paused())
-}
+func (k crawlKeys) labelStats() string { return k.prefix + sfxLabelStats }
 
-func (k crawlKeys) paused() string { return k.prefix + "paused" }
+func (k crawlKeys) workerStats(worker string) string { return k.prefix + sfxWorkerStats + worker }
 
-func (k crawlKeys) labels() string { return k.prefix + "labels" }
+func (k crawlKeys) workerLeases(worker string) string { return k.prefix + sfxWorkerLeases + worker }
 
-func (k crawlKeys) labelStats() string { return k.prefix + "lstats" }
+func (k crawlKeys) leaseGroups() string { return k.prefix + sfxLeaseGroups }
 
-func (k crawlKeys) workerStats(worker string) string { return k.prefix + "w:" + worker }
-
-func (k crawlKeys) workerLeases(worker string) string { return k.prefix + "wl:" + worker }
-
-func (k crawlKeys) leaseGroups() string { return k.prefix + "lg" }
-
-func (k crawlKeys) deadlines() string { return k.prefix + "deadlines" }
+func (k crawlKeys) deadlines() string { return k.prefix + sfxDeadlines }
 
 func (k crawlKeys) idShard(shard uint64) string {
-	return k.prefix + "id:" + strconv.FormatUint(shard, 10)
+	return k.prefix + sfxIDShard + strconv.FormatUint(shard, 10)
 }
 
 func (k crawlKeys) fpBucket(b uint64) string {
-	return k.prefix + "fp:" + strconv.FormatUint(b, 10)
+	return k.prefix + sfxFPBucket + strconv.FormatUint(b, 10)
 }
 
-func (k crawlKeys) revisits() string { return k.prefix + "revisits" }
+func (k crawlKeys) revisits() string { return k.prefix + sfxRevisits }
 
-func (k crawlKeys) revisitList(sec string) string { return k.prefix + "rv:" + sec }
+func (k crawlKeys) revisitList(sec string) string { return k.prefix + sfxRevisitList + sec }
 
-func (k crawlKeys) idRanges() string { return k.prefix + "idranges" }
+func (k crawlKeys) revisitGone() string { return k.prefix + sfxRevisitGone }
 
-func (k crawlKeys) hostRate(host string) string { return k.prefix + "rate:" + host }
+func (k crawlKeys) revisitIDs(shard uint64) string {
+	return k.prefix + sfxRevisitIDs + strconv.FormatUint(shard, 10)
+}
 
-func (k crawlKeys) hostPermits(host string) string { return k.prefix + "conc:" + host }
+func (k crawlKeys) idRanges() string { return k.prefix + sfxIDRanges }
 
-func (k crawlKeys) hostDelay(host string) string { return k.prefix + "delay:" + host }
+func (k crawlKeys) level(p int) string { return k.prefix + sfxLevel + strconv.Itoa(p) }
+
+func (k crawlKeys) hostRate(host string) string { return k.prefix + sfxHostRate + host }
+
+func (k crawlKeys) hostPermits(host string) string { return k.prefix + sfxHostPermits + host }
+
+func (k crawlKeys) hostDelay(host string) string { return k.prefix + sfxHostDelay + host }
+
+// legacyLeases is layout 1's leases zset (migrations.go).
+func (k crawlKeys) legacyLeases() string { return k.prefix + sfxLegacyLeases }
 
 // pattern matches every key of the crawl (Reset only: never on a hot path).
 // Crawl names are [A-Za-z0-9._-], so nothing in them is a glob character.
@@ -246,15 +330,15 @@ func newPartitionKeys(crawl string, p, n int) crawlKeys {
 }
 
 // partitionsRecord is the key that records a partitioned crawl's P.
-func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + "partitions" }
+func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + sfxPartitions }
 
-func (k crawlKeys) grantLock() string { return k.prefix + "grant" }
+func (k crawlKeys) grantLock() string { return k.prefix + sfxGrantLock }
 
-func (k crawlKeys) overflow() string { return k.prefix + "ranges" }
+func (k crawlKeys) overflow() string { return k.prefix + sfxOverflow }
 
-func (k crawlKeys) overflowIDs() string { return k.prefix + "rangeids" }
+func (k crawlKeys) overflowIDs() string { return k.prefix + sfxOverflowIDs }
 
-func (k crawlKeys) splitLock() string { return k.prefix + "split" }
+func (k crawlKeys) splitLock() string { return k.prefix + sfxSplitLock }
 
 // slots is the number of Redis Cluster hash slots.
 const slots = 16384

@@ -126,7 +126,7 @@ func NewPartitioned(ctx context.Context, cfg Config) (*Partitioned, error) {
 		empty: make([]atomic.Int64, n), cursors: map[string]int{}}
 	for p := range n {
 		part := &Tracker{c: base.c, keys: newPartitionKeys(cfg.Crawl, p, n), opts: base.opts, log: base.log,
-			ro: base.ro, freshID: newCrawlID(), scripts: base.scripts}
+			ro: base.ro, freshID: newCrawlID(), lib: base.lib}
 		if err := part.join(ctx, cfg); err != nil {
 			return nil, base.closeWith(fmt.Errorf("%w (partition %d)", err, p))
 		}

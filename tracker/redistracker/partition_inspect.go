@@ -207,7 +207,7 @@ func (pt *Partitioned) Workers(ctx context.Context) ([]tracker.WorkerStats, erro
 		m.Expired += w.Expired
 	}
 	// A partition the worker no longer visits forgets it only when another
-	// worker's call there does (lib.lua: seen_worker): forget it here by
+	// worker's call there does (lua/lib: seen_worker): forget it here by
 	// the same rule, WorkerMemory of its TTLs after it was last seen.
 	now := pt.opts.Clock.Now()
 	out := make([]tracker.WorkerStats, 0, len(byName))

@@ -3,8 +3,6 @@ package redistracker
 import (
 	"context"
 	"crypto/rand"
-	"crypto/sha1"
-	"embed"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,7 +10,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -85,16 +82,16 @@ type Config struct {
 // lost after the script ran (the server died mid-call) can make a retried
 // Complete report ErrLeaseLost for leases it did complete.
 type Tracker struct {
-	c       redis.UniversalClient
-	ownsC   bool
-	keys    crawlKeys
-	opts    tracker.Options
-	log     *slog.Logger
-	fpBase  uint
-	fpLoad  int
-	scripts scripts
-	closed  atomic.Bool
-	ro      bool
+	c      redis.UniversalClient
+	ownsC  bool
+	keys   crawlKeys
+	opts   tracker.Options
+	log    *slog.Logger
+	fpBase uint
+	fpLoad int
+	lib    *library
+	closed atomic.Bool
+	ro     bool
 
 	// The crawl record (keys.go): the id this tracker has seen ("" until it
 	// has seen one) and the id it writes if it seeds a new crawl.
@@ -157,7 +154,7 @@ func connect(ctx context.Context, cfg Config) (*Tracker, error) {
 		return nil, r.closeWith(err)
 	}
 	var err error
-	if r.scripts, err = loadScripts(ctx, r.c); err != nil {
+	if r.lib, err = loadLibrary(ctx, r.c); err != nil {
 		return nil, r.closeWith(fmt.Errorf("tracker: redis at %s: %w", addr, err))
 	}
 	return r, nil
@@ -179,6 +176,9 @@ func (r *Tracker) join(ctx context.Context, cfg Config) error {
 	}
 	if load == 0 {
 		load = fpBucketLoad
+	}
+	if err := r.checkLayout(ctx); err != nil {
+		return err
 	}
 	if err := r.initFingerprints(ctx, base, load); err != nil {
 		return err
@@ -267,191 +267,48 @@ func (r *Tracker) initFingerprints(ctx context.Context, base, load int) error {
 	return nil
 }
 
-//go:embed lua/*.lua
-var luaFS embed.FS
-
-// function is one operation of the library: its registered name, and
-// whether it writes nothing (flags no-writes: called with FCALL_RO, so a
-// replica runs it too).
-type function struct {
-	name string
-	ro   bool
-}
-
-// scripts are the operations, the functions of one Redis Functions library
-// (buildLibrary), loaded by loadScripts.
-type scripts struct {
-	lib *library
-
-	add, addRange, checkout, extend, complete, fail, release, requeue, stats, failed, hostRate *function
-	recrawl                                                                                    *function
-
-	// The dashboard's reads (Inspector.Lookup, FailedPage, Hosts).
-	lookup, failedPage, hosts *function
-
-	// The fleet-wide per-host permits (fetch.FleetPermits).
-	hostPermit, hostUnpermit *function
-}
-
-// library is the Redis Functions library of every operation: lib.lua's top
-// level (its constants and ~100 closures) runs once, at FUNCTION LOAD, where
-// as a script prepended to each operation it ran at every EVALSHA (~12.5 µs
-// of redis-server per call, measured: 0.6 µs per item of a 64-item batch's
-// add, checkout and complete). Its name carries a hash of its code, so two
-// versions of distscrape in one fleet load a library each and never replace
-// each other's functions.
-type library struct {
-	name string // distscrape_<hash>
-	code string
-	fns  map[string]*function // by operation (lua/<op>.lua)
-}
-
-// libOps are the operations, lua/<op>.lua each.
-var libOps = []string{"add", "addrange", "checkout", "extend", "complete", "fail", "release", "requeue",
-	"stats", "failed", "hostrate", "recrawl", "hostpermit", "hostunpermit", "lookup", "failedpage", "hosts"}
-
-// standalone operations use nothing of lib.lua: their functions skip begin
-// (lib.lua), which sets every per-call local afresh (~20 tables), for these
-// one-call-per-request operations of the fetchers.
-var standalone = map[string]bool{"hostrate": true, "hostpermit": true, "hostunpermit": true}
-
-// readOnlyOps write nothing: their functions are flagged no-writes (Redis
-// refuses a write in them), called with FCALL_RO, and the only ones a
-// read-only tracker (Config.ReadOnly) runs.
-var readOnlyOps = map[string]bool{"stats": true, "failed": true, "lookup": true, "failedpage": true, "hosts": true}
-
-// libHash stands for the library's hash while it is assembled.
-const libHash = "@HASH@"
-
-// buildLibrary assembles the library once per process: the shebang naming
-// it, lib.lua, then each operation registered as ds_<hash>_<op>.
-var buildLibrary = sync.OnceValues(func() (*library, error) {
-	lib, err := luaFS.ReadFile("lua/lib.lua")
-	if err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	// KEYS and ARGV are not globals in a function: they are the library's
-	// locals, set by each callback before it runs its operation.
-	b.WriteString("local KEYS, ARGV\n")
-	b.Write(lib)
-	for _, op := range libOps {
-		body, err := luaFS.ReadFile("lua/" + op + ".lua")
-		if err != nil {
-			return nil, err
-		}
-		// A do block per operation: its function is no local of the chunk
-		// (Lua 5.1: at most 200; lib.lua has ~145), and the body, a
-		// script's chunk before, is the function's body unchanged. The
-		// lib.lua locals a body uses are its upvalues (at most 60:
-		// checkout uses 45, lib.lua's begin 48; FUNCTION LOAD refuses more).
-		fmt.Fprintf(&b, "\ndo\nlocal function op()\n%s\nend\n", body)
-		start := "begin() "
-		if standalone[op] {
-			start = ""
-		}
-		flags := ""
-		if readOnlyOps[op] {
-			flags = ", flags = {'no-writes'}"
-		}
-		fmt.Fprintf(&b, "redis.register_function{function_name = 'ds_%s_%s', callback = function(keys, args) KEYS, ARGV = keys, args %sreturn op() end%s}\nend\n",
-			libHash, op, start, flags)
-	}
-	sum := sha1.Sum([]byte(b.String()))
-	hash := hex.EncodeToString(sum[:])[:12]
-	l := &library{name: "distscrape_" + hash, fns: map[string]*function{}}
-	l.code = "#!lua name=" + l.name + "\n" + strings.ReplaceAll(b.String(), libHash, hash)
-	for _, op := range libOps {
-		l.fns[op] = &function{name: "ds_" + hash + "_" + op, ro: readOnlyOps[op]}
-	}
-	return l, nil
-})
-
-// loadScripts loads the library (FUNCTION LOAD) on every master: on a
-// cluster each, the crawl's slot may be on any of them and move; replicas
-// get it by replication.
-func loadScripts(ctx context.Context, c redis.UniversalClient) (scripts, error) {
-	l, err := buildLibrary()
-	if err != nil {
-		return scripts{}, err
-	}
-	if err := l.load(ctx, c); err != nil {
-		return scripts{}, fmt.Errorf("function load %s: %w", l.name, err)
-	}
-	f := l.fns
-	return scripts{lib: l,
-		add: f["add"], addRange: f["addrange"], checkout: f["checkout"], extend: f["extend"],
-		complete: f["complete"], fail: f["fail"], release: f["release"], requeue: f["requeue"],
-		stats: f["stats"], failed: f["failed"], hostRate: f["hostrate"], recrawl: f["recrawl"],
-		hostPermit: f["hostpermit"], hostUnpermit: f["hostunpermit"],
-		lookup: f["lookup"], failedPage: f["failedpage"], hosts: f["hosts"]}, nil
-}
-
-// load loads the library on every master, without REPLACE: a library of
-// that name is this code (its name is its hash), so "already exists" is
-// loaded.
-func (l *library) load(ctx context.Context, c redis.UniversalClient) error {
-	one := func(ctx context.Context, n redis.Cmdable) error {
-		err := n.FunctionLoad(ctx, l.code).Err()
-		if err != nil && !strings.Contains(err.Error(), "'"+l.name+"' already exists") {
-			return explain(err) // FUNCTION LOAD is refused at maxmemory
-		}
-		return nil
-	}
-	if cc, ok := c.(*redis.ClusterClient); ok {
-		return cc.ForEachMaster(ctx, func(ctx context.Context, m *redis.Client) error {
-			if err := one(ctx, m); err != nil {
-				return fmt.Errorf("%s: %w", m.Options().Addr, err)
-			}
-			return nil
-		})
-	}
-	return one(ctx, c)
-}
-
-// fcall calls f. A server without the library (restarted without
-// persistence, FUNCTION FLUSH, a master new to the cluster) answers
+// fcall calls o's function. A server without the library (restarted
+// without persistence, FUNCTION FLUSH, a master new to the cluster) answers
 // "Function not found": the library is loaded again on every master and
 // the call made once more.
-func (r *Tracker) fcall(ctx context.Context, f *function, keys []string, args []any) (any, error) {
+func (r *Tracker) fcall(ctx context.Context, o *opDef, keys []string, args []any) (any, error) {
+	name := r.lib.fnPrefix + o.fn
 	call := func() (any, error) {
-		if f.ro {
-			return r.c.FCallRO(ctx, f.name, keys, args...).Result()
+		if o.readOnly {
+			return r.c.FCallRO(ctx, name, keys, args...).Result()
 		}
-		return r.c.FCall(ctx, f.name, keys, args...).Result()
+		return r.c.FCall(ctx, name, keys, args...).Result()
 	}
 	res, err := call()
 	if err == nil || !strings.HasPrefix(err.Error(), "ERR Function not found") {
 		return res, err
 	}
-	if lerr := r.scripts.lib.load(ctx, r.c); lerr != nil {
+	if lerr := r.lib.load(ctx, r.c); lerr != nil {
 		return nil, fmt.Errorf("%w (load the functions again: %w)", err, lerr)
 	}
 	return call()
 }
 
-// run runs an operation with lib.lua's common ARGV header, at the clock's now.
-func (r *Tracker) run(ctx context.Context, op string, f *function, keys []string, args ...any) (any, error) {
-	return r.runAt(ctx, r.opts.Clock.Now(), op, f, keys, args...)
-}
-
-// runAt runs an operation at now (callers that report deadlines fix it first).
-func (r *Tracker) runAt(ctx context.Context, now time.Time, op string, f *function, keys []string, args ...any) (any, error) {
+// runAt runs operation o at now with the common ARGV header (ARGV[1..5]:
+// the key prefix, now in ms, the fingerprint base level and bucket load,
+// max attempts) before its own args.
+func (r *Tracker) runAt(ctx context.Context, now time.Time, o *opDef, keys []string, args []any) (any, error) {
 	if r.closed.Load() {
 		return nil, tracker.ErrClosed
 	}
-	if r.ro && !f.ro { // a read-only tracker runs what writes nothing
-		return nil, fmt.Errorf("tracker: redis %s: %w", op, tracker.ErrReadOnly)
+	if r.ro && !o.readOnly { // a read-only tracker runs what writes nothing
+		return nil, fmt.Errorf("tracker: redis %s: %w", o.name, tracker.ErrReadOnly)
 	}
-	head := []any{r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts}
-	res, err := r.fcall(ctx, f, keys, append(head, args...))
+	argv := make([]any, 0, 5+len(args))
+	argv = append(argv, r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts)
+	res, err := r.fcall(ctx, o, keys, append(argv, args...))
 	if err != nil && !errors.Is(err, redis.Nil) {
 		r.afterConnError(err)
 		if strings.HasPrefix(err.Error(), codeStateLost+" ") {
 			return nil, fmt.Errorf("%w: redis %s: the crawl record %s is gone or replaced (Redis restarted without persistence, was flushed, or the crawl was reset): the crawl's items are no longer in the tracker",
-				tracker.ErrStateLost, op, r.keys.key(keyCrawl))
+				tracker.ErrStateLost, o.name, r.keys.key(keyCrawl))
 		}
-		return nil, fmt.Errorf("tracker: redis %s: %w", op, explain(err))
+		return nil, fmt.Errorf("tracker: redis %s: %w", o.name, explain(err))
 	}
 	return res, nil
 }
@@ -494,13 +351,9 @@ func explain(err error) error {
 
 // Stats returns the counters the scripts maintain: O(1).
 func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
-	res, err := r.run(ctx, "stats", r.scripts.stats, r.keys.forStats(), r.seenID())
+	v, err := call(ctx, r, opStats, statsArgs{seen: r.seenID()})
 	if err != nil {
 		return tracker.Stats{}, err
-	}
-	v, _ := res.([]any)
-	if len(v) != 14 {
-		return tracker.Stats{}, fmt.Errorf("tracker: redis stats: unexpected reply %v", res)
 	}
 	r.learnID(v[12])
 	n := make([]int64, 12)
@@ -532,11 +385,10 @@ func (r *Tracker) Done(ctx context.Context) (bool, error) {
 
 // Failed lists up to limit dead letters (0: all), oldest first.
 func (r *Tracker) Failed(ctx context.Context, limit int) ([]tracker.FailedItem, error) {
-	res, err := r.run(ctx, "failed", r.scripts.failed, r.keys.fixed, max(limit, 0))
+	v, err := call(ctx, r, opFailed, failedArgs{limit: max(limit, 0)})
 	if err != nil {
 		return nil, err
 	}
-	v, _ := res.([]any)
 	return parseFailed(v), nil
 }
 

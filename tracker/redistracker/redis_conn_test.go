@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -121,8 +122,8 @@ func TestRedisFunctionFlush(t *testing.T) {
 	if s := b.stats(); s.Pending != 2 || s.Done != 1 {
 		t.Fatalf("stats after FUNCTION FLUSH %+v", s)
 	}
-	libs, err := b.c.FunctionList(b.ctx, redis.FunctionListQuery{LibraryNamePattern: b.tr.scripts.lib.name}).Result()
-	if err != nil || len(libs) != 1 || len(libs[0].Functions) != len(libOps) {
+	libs, err := b.c.FunctionList(b.ctx, redis.FunctionListQuery{LibraryNamePattern: b.tr.lib.name}).Result()
+	if err != nil || len(libs) != 1 || len(libs[0].Functions) != len(mustLuaFunctions(t)) {
 		t.Fatalf("library not loaded again: %+v, %v", libs, err)
 	}
 }
@@ -233,7 +234,7 @@ func TestRedisNeverWipes(t *testing.T) {
 }
 
 // TestRedisFunctionsKeepNoCallState: a library's top level runs once, so
-// lib.lua's locals outlive a call; begin sets every per-call one afresh.
+// lua/lib's locals outlive a call; begin sets every per-call one afresh.
 // Two crawls on one server, called in turn, must not see each other's
 // caches: fingerprints (FP and its buckets), ID shards, label IDs and
 // names, priority levels, the pending tail's run.
@@ -291,24 +292,40 @@ func TestRedisFunctionsKeepNoCallState(t *testing.T) {
 	}
 }
 
-// TestLibraryHasEveryOperation: every lua/<op>.lua is a function of the
-// library (libOps), and the library is what FUNCTION LOAD takes.
+// TestLibraryHasEveryOperation: every entry of the table of operations
+// (ops.go) has its Lua function, every lua/ops/<fn>.lua serves an entry,
+// and the library is what FUNCTION LOAD takes.
 func TestLibraryHasEveryOperation(t *testing.T) {
-	files, err := luaFS.ReadDir("lua")
-	if err != nil {
-		t.Fatal(err)
-	}
 	l, err := buildLibrary()
 	if err != nil {
 		t.Fatal(err)
 	}
+	files := mustLuaFunctions(t)
+	used := map[string]bool{}
+	for _, o := range operations {
+		used[o.fn] = true
+		if !slices.Contains(files, o.fn) {
+			t.Errorf("operation %s: no lua/ops/%s.lua", o.name, o.fn)
+		}
+		if !strings.Contains(l.code, "function_name = '"+l.fnPrefix+o.fn+"'") {
+			t.Errorf("operation %s: function %s%s is not registered", o.name, l.fnPrefix, o.fn)
+		}
+	}
 	for _, f := range files {
-		op := strings.TrimSuffix(f.Name(), ".lua")
-		if op != "lib" && l.fns[op] == nil {
-			t.Errorf("lua/%s is not in libOps: it is never loaded", f.Name())
+		if !used[f] {
+			t.Errorf("lua/ops/%s.lua serves no operation of the table (ops.go): it is never loaded", f)
 		}
 	}
 	if !strings.HasPrefix(l.code, "#!lua name="+l.name+"\n") || strings.Contains(l.code, libHash) {
 		t.Errorf("library %s: bad shebang or hash left in: %.80q", l.name, l.code)
 	}
+}
+
+func mustLuaFunctions(t *testing.T) []string {
+	t.Helper()
+	fns, err := luaFunctions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fns
 }

@@ -10,9 +10,9 @@ import (
 )
 
 // The wire format's bytes, named once. Each has a twin of the name in the
-// comment at the top of lua/lib.lua; TestWireConstantsAgree checks them.
+// comment at the top of lua/lib; TestWireConstantsAgree checks them.
 const (
-	// Tags: the first byte of a pending entry (lib.lua documents the forms).
+	// Tags: the first byte of a pending entry (lua/lib documents the forms).
 	tagRun       = 1 // TAG_RUN: "lo:hi", IDs < 2^40 already marked seen
 	tagRange     = 2 // TAG_RANGE: "lo:hi", IDs < 2^40 of AddRange
 	tagItem      = 3 // TAG_ITEM: "depth:attempts:key", any item
@@ -22,7 +22,7 @@ const (
 	tagRevisit   = 7 // TAG_REVISIT: a revisit header before an entry (redis_revisit.go)
 	tagMax       = 7 // TAG_MAX: a bare key's first byte is above it
 
-	// Meta flags (lib.lua: meta's f field).
+	// Meta flags (lua/lib: meta's f field).
 	flagValidators = 1 // FLAG_VALIDATORS: validators are kept for the key
 
 	starveEvery = tracker.StarveEvery // STARVE_EVERY
@@ -31,7 +31,7 @@ const (
 	codeStateLost = "STATELOST" // STATE_LOST_CODE: the crawl record is gone or replaced (check_crawl)
 )
 
-// appendItem appends the 3 script arguments of it to args (lua/lib.lua,
+// appendItem appends the 3 script arguments of it to args (lua/lib,
 // add_item): a numeric ID below 2^40 and "" (bitmap dedup), or the two
 // parts of its fingerprint for anything else, x in hex (Lua reads it with
 // strtoul, where a decimal goes through strtod's multi-precision path);
@@ -75,7 +75,7 @@ func namedEntry(it tracker.Item) string {
 		encodeMeta(meta{priority: it.Priority, labels: it.Labels}) + ";" + it.Key
 }
 
-// meta is what an item carries beyond key, depth and attempts (lib.lua).
+// meta is what an item carries beyond key, depth and attempts (lua/lib).
 type meta struct {
 	priority int
 	labels   []string // names
@@ -93,7 +93,7 @@ func encodeMeta(m meta) string {
 	return strings.Join(f[:n], ":")
 }
 
-// decodeMeta parses what the scripts return (lib.lua: meta_out): "" for
+// decodeMeta parses what the scripts return (lua/lib: meta_out): "" for
 // none, else "p:names:v:f" with fields possibly missing; fields after
 // these are ignored.
 func decodeMeta(s string) meta {
@@ -115,7 +115,7 @@ func decodeMeta(s string) meta {
 	return m
 }
 
-// splitMeta undoes lib.lua's with_meta on what a script returned: the value
+// splitMeta undoes lua/lib's with_meta on what a script returned: the value
 // and its meta.
 func splitMeta(v string) (string, meta) {
 	if !strings.HasPrefix(v, "+") {
@@ -145,7 +145,7 @@ func fpParts(fp tracker.Fingerprint, base uint) (x uint64, member int64) {
 	return fp.Hi & (1<<40 - 1), int64(fp.Hi>>base | fp.Lo<<(64-base))
 }
 
-// leaseRecord is the record checkout.lua keeps for the lease l (lib.lua's
+// leaseRecord is the record checkout.lua keeps for the lease l (lua/lib's
 // record: "attempts:depth:#worker:<worker><key>"). complete.lua takes a
 // lease whose stored record equals it as held with one comparison.
 func leaseRecord(l tracker.Lease) string {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestWireConstantsAgree reads lib.lua's named bytes ("local TAG_RUN = 1 --
+// TestWireConstantsAgree reads lua/lib's named bytes and reply codes ("local TAG_RUN = 1 --
 // Go: tagRun") and checks each against its Go twin, so the two sides of the
 // wire format cannot drift apart.
 func TestWireConstantsAgree(t *testing.T) {
@@ -17,19 +17,22 @@ func TestWireConstantsAgree(t *testing.T) {
 		"tagRevisit":     strconv.Itoa(tagRevisit),
 		"flagValidators": strconv.Itoa(flagValidators), "starveEvery": strconv.Itoa(starveEvery),
 		"codeStateLost": codeStateLost,
-		"workerMemory":  strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
+		"checkoutDone":  strconv.Itoa(checkoutDone), "checkoutMore": strconv.Itoa(checkoutMore),
+		"checkoutPaused": strconv.Itoa(checkoutPaused), "checkoutMaxPages": strconv.Itoa(checkoutMaxPages),
+		"checkoutMaxBytes": strconv.Itoa(checkoutMaxBytes),
+		"workerMemory":     strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
 	}
-	lib, err := luaFS.ReadFile("lua/lib.lua")
+	lib, err := libSource()
 	if err != nil {
 		t.Fatal(err)
 	}
 	decl := regexp.MustCompile(`(?m)^local ([A-Z_]+) = ('[^']*'|\d+) +-- Go: (\w+)`)
 	seen := map[string]bool{}
-	for _, m := range decl.FindAllStringSubmatch(string(lib), -1) {
+	for _, m := range decl.FindAllStringSubmatch(lib, -1) {
 		luaName, luaVal, goName := m[1], m[2], m[3]
 		want, ok := goSide[goName]
 		if !ok {
-			t.Errorf("lib.lua: %s names Go constant %s, which this test does not know", luaName, goName)
+			t.Errorf("lua/lib: %s names Go constant %s, which this test does not know", luaName, goName)
 			continue
 		}
 		seen[goName] = true
@@ -37,17 +40,17 @@ func TestWireConstantsAgree(t *testing.T) {
 			luaVal = luaVal[1 : len(luaVal)-1]
 		}
 		if luaVal != want {
-			t.Errorf("lib.lua: %s = %s, but Go's %s = %s", luaName, luaVal, goName, want)
+			t.Errorf("lua/lib: %s = %s, but Go's %s = %s", luaName, luaVal, goName, want)
 		}
 	}
 	for goName := range goSide {
 		if !seen[goName] {
-			t.Errorf("Go constant %s has no twin in lib.lua (local NAME = value -- Go: %s)", goName, goName)
+			t.Errorf("Go constant %s has no twin in lua/lib (local NAME = value -- Go: %s)", goName, goName)
 		}
 	}
 }
 
-// TestPendingEntryTags: the entries Go writes start with the tag lib.lua
+// TestPendingEntryTags: the entries Go writes start with the tag lua/lib
 // reads for them.
 func TestPendingEntryTags(t *testing.T) {
 	for _, c := range []struct {

@@ -19,7 +19,7 @@ import (
 // the lease record ("attempts:depth:#worker:<worker><key>"), the delayed
 // entry of a retry, and the dedup of numeric IDs (bitmap), huge IDs and
 // strings (fingerprints); with a priority or a label, the tagExt forms
-// (lib.lua's meta) of all of them. The key, depth, attempts, priority and
+// (lua/lib's meta) of all of them. The key, depth, attempts, priority and
 // labels must come back exactly, whatever the bytes of key and worker; a key
 // is new exactly once. A priority outside 0..9 or a label ValidateLabel
 // refuses is ErrInvalidItem.

@@ -12,7 +12,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// Lease groups (lua/lib.lua): the leases of one checkout are one entry of
+// Lease groups (lua/lib): the leases of one checkout are one entry of
 // the deadlines zset and of the worker's set. These tests pin what the
 // conformance suite cannot see: the layout a split group leaves, partial
 // requeues of a group, leases written before groups existed, and the
@@ -135,8 +135,10 @@ func TestRedisGroupRequeueWorkerLimit(t *testing.T) {
 	b.wantNoLeaseState("w1")
 }
 
-// Leases written before groups existed (a token per zset and wl entry, no
-// lg) still complete, expire and requeue by worker, and leave nothing.
+// Leases of layout 1 written before groups existed (a token per entry of
+// the leases zset and of wl, no lg): the migration to layout 2 moves them
+// to deadlines, and they still complete, expire and requeue by worker, and
+// leave nothing.
 func TestRedisPreGroupLeases(t *testing.T) {
 	b := setupRedis(t, redistest.Options{}, nil)
 	p := b.keys.prefix
@@ -151,12 +153,20 @@ func TestRedisPreGroupLeases(t *testing.T) {
 	pipe.ZRem(b.ctx, p+"deadlines", g)
 	pipe.SRem(b.ctx, p+"wl:w1", g)
 	pipe.Del(b.ctx, p+"lg")
+	pipe.HDel(b.ctx, p+"fpmeta", layoutField) // a crawl of layout 1
 	for _, l := range ls {
 		pipe.ZAdd(b.ctx, p+"leases", redis.Z{Score: deadline, Member: string(l.Token)})
 		pipe.SAdd(b.ctx, p+"wl:w1", string(l.Token))
 	}
 	if _, err := pipe.Exec(b.ctx); err != nil {
 		t.Fatal(err)
+	}
+	b.tr = b.open(Config{Client: b.c, Crawl: "test", Options: tracker.Options{Clock: b.clock, MaxAttempts: 3}})
+	if n := b.c.Exists(b.ctx, p+"leases").Val(); n != 0 {
+		t.Fatalf("the leases zset is still there after the migration: %v", b.getZSet(p+"leases"))
+	}
+	if z := b.getZSet(p + "deadlines"); len(z) != 3 || z[string(ls[2].Token)] != int64(deadline) {
+		t.Fatalf("deadlines after the migration: %v, want the 3 tokens at %v", z, deadline)
 	}
 	if w, err := b.tr.Workers(b.ctx); err != nil || len(w) != 1 || w[0].Leases != 3 {
 		t.Fatalf("Workers = %+v, %v; want w1 holding 3", w, err)

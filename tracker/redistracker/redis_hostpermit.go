@@ -20,7 +20,7 @@ var (
 const releaseTimeout = 5 * time.Second
 
 // AcquireHost takes one of host's limit permits for every worker of the
-// crawl (DESIGN.md: politeness is per fleet, not per process), held until
+// crawl (docs/architecture.md, "Politeness": per fleet, not per process), held until
 // release or for at most ttl: a killed worker's permits come back after ttl.
 // When all limit permits are held, ok is false and wait is how long until
 // the soonest of them expires (a release may come sooner). The fetcher
@@ -29,28 +29,18 @@ func (r *Tracker) AcquireHost(ctx context.Context, host string, limit int, ttl t
 	if limit < 1 || ttl <= 0 {
 		return nil, false, 0, fmt.Errorf("tracker: redis host permit: limit %d, ttl %v: want both > 0", limit, ttl)
 	}
-	key := r.keys.hostPermits(host)
 	id := permitPrefix + "." + strconv.FormatUint(permitSeq.Add(1), 10)
-	res, err := r.run(ctx, "host permit", r.scripts.hostPermit, []string{key}, id, limit, max(ttl.Microseconds(), 1))
+	v, err := call(ctx, r, opHostPermit, hostPermitArgs{host: host, id: id, limit: limit, ttl: ttl})
 	if err != nil {
 		return nil, false, 0, err
 	}
-	v, _ := res.([]any)
-	if len(v) != 2 {
-		return nil, false, 0, fmt.Errorf("tracker: redis host permit: unexpected reply %v", res)
-	}
-	got, ok1 := v[0].(int64)
-	w, ok2 := v[1].(int64)
-	if !ok1 || !ok2 {
-		return nil, false, 0, fmt.Errorf("tracker: redis host permit: unexpected reply %v", res)
-	}
-	if got != 1 {
-		return nil, false, time.Duration(w) * time.Microsecond, nil
+	if v[0] != 1 {
+		return nil, false, time.Duration(v[1]) * time.Microsecond, nil
 	}
 	return func() {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer cancel()
-		if _, err := r.run(ctx, "host unpermit", r.scripts.hostUnpermit, []string{key}, id); err != nil {
+		if _, err := call(ctx, r, opHostUnpermit, hostUnpermitArgs{host: host, id: id}); err != nil {
 			r.log.Warn("tracker: a host permit was not given back; it expires on its own", "host", host, "ttl", ttl, "err", err)
 		}
 	}, true, 0, nil

@@ -28,18 +28,10 @@ func (r *Tracker) Lookup(ctx context.Context, key string) (tracker.ItemState, er
 	}
 	it := r.appendItem(nil, tracker.Item{Key: key})
 	id, numeric := tracker.NumericID(key)
-	huge := "0"
-	if numeric && id >= hugeID {
-		huge = "1"
-	}
-	res, err := r.run(ctx, "lookup", r.scripts.lookup, r.keys.fixed, key, it[0], it[1], it[2],
-		tracker.HostSample, tracker.LookupDepth, huge)
+	v, err := call(ctx, r, opLookup, lookupArgs{key: key, item: it, sample: tracker.HostSample,
+		depth: tracker.LookupDepth, hugeID: numeric && id >= hugeID})
 	if err != nil {
 		return tracker.ItemState{}, err
-	}
-	v, _ := res.([]any)
-	if len(v) != 6 {
-		return tracker.ItemState{}, fmt.Errorf("tracker: redis lookup: unexpected reply %v", res)
 	}
 	state, _ := v[0].(string)
 	depth, _ := v[1].(int64)
@@ -104,10 +96,9 @@ func (r *Tracker) findLease(ctx context.Context, key string) (tracker.ItemState,
 					return tracker.ItemState{}, false, err
 				}
 			}
-			// The lease's own deadline (extended apart), else its group's,
-			// else its own in leases (the scripts before lease groups).
-			for _, zm := range [][2]string{{r.keys.deadlines(), kv[i]}, {r.keys.deadlines(), groupOf(kv[i])}, {r.keys.key(keyLeases), kv[i]}} {
-				ms, err := r.c.ZScore(ctx, zm[0], zm[1]).Result()
+			// The lease's own deadline (extended apart), else its group's.
+			for _, m := range []string{kv[i], groupOf(kv[i])} {
+				ms, err := r.c.ZScore(ctx, r.keys.deadlines(), m).Result()
 				if err == nil {
 					st.Deadline = msTime(int64(ms))
 					break
@@ -226,7 +217,7 @@ func globEscape(s string) string {
 	return b.String()
 }
 
-// leaseRec is what a lease record holds (lib.lua's record).
+// leaseRec is what a lease record holds (lua/lib's record).
 type leaseRec struct {
 	key, worker string
 	depth       int
@@ -236,7 +227,7 @@ type leaseRec struct {
 }
 
 // parseRecord reads a lease record, "attempts:depth:n:<worker>[revisit
-// header]<key>", prefixed "+meta;" for an item with meta (lib.lua: record).
+// header]<key>", prefixed "+meta;" for an item with meta (lua/lib: record).
 func parseRecord(rec string) (leaseRec, bool) {
 	var l leaseRec
 	if strings.HasPrefix(rec, "+") {
@@ -336,13 +327,9 @@ func (r *Tracker) FailedPage(ctx context.Context, q tracker.FailedQuery) (tracke
 }
 
 func (r *Tracker) failedRows(ctx context.Context, at, key string, n int) ([]tracker.FailedItem, int64, error) {
-	res, err := r.run(ctx, "failed page", r.scripts.failedPage, r.keys.fixed, at, key, n)
+	v, err := call(ctx, r, opFailedPage, failedPageArgs{at: at, key: key, n: n})
 	if err != nil {
 		return nil, 0, err
-	}
-	v, _ := res.([]any)
-	if len(v) < 1 || (len(v)-1)%3 != 0 {
-		return nil, 0, fmt.Errorf("tracker: redis failed page: unexpected reply %v", res)
 	}
 	total, _ := v[0].(int64)
 	return parseFailed(v[1:]), total, nil
@@ -386,15 +373,10 @@ func (r *Tracker) requeueFailedFiltered(ctx context.Context, opt tracker.Requeue
 		for len(keys) > 0 && moved < room {
 			chunk := keys[:min(len(keys), requeueChunk)]
 			keys = keys[len(chunk):]
-			args := []any{"keys", min(room-moved, len(chunk))}
-			for _, k := range chunk {
-				args = append(args, k)
-			}
-			res, err := r.run(ctx, "requeue", r.scripts.requeue, r.keys.fixed, args...)
+			n, err := call(ctx, r, opRequeue, requeueArgs{mode: "keys", limit: min(room-moved, len(chunk)), keys: chunk})
 			if err != nil {
 				return err
 			}
-			n, _ := res.(int64)
 			moved += int(n)
 		}
 		return nil
@@ -433,17 +415,9 @@ func (r *Tracker) matchingKeys(ctx context.Context, keys []string, keep tracker.
 	for len(keys) > 0 {
 		chunk := keys[:min(len(keys), requeueChunk)]
 		keys = keys[len(chunk):]
-		args := []any{"", "", 0}
-		for _, k := range chunk {
-			args = append(args, k)
-		}
-		res, err := r.run(ctx, "failed page", r.scripts.failedPage, r.keys.fixed, args...)
+		v, err := call(ctx, r, opFailedPage, failedPageArgs{keys: chunk})
 		if err != nil {
 			return nil, err
-		}
-		v, _ := res.([]any)
-		if len(v) < 1 {
-			return nil, fmt.Errorf("tracker: redis requeue: unexpected reply %v", res)
 		}
 		for _, f := range parseFailed(v[1:]) {
 			if keep.Keep(f) {
@@ -463,13 +437,9 @@ func (r *Tracker) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error)
 	if err := tracker.ValidateHosts(n); err != nil {
 		return nil, err
 	}
-	res, err := r.run(ctx, "hosts", r.scripts.hosts, r.keys.fixed, tracker.HostSample)
+	v, err := call(ctx, r, opHosts, hostsArgs{sample: tracker.HostSample})
 	if err != nil {
 		return nil, err
-	}
-	v, _ := res.([]any)
-	if len(v) != 4 {
-		return nil, fmt.Errorf("tracker: redis hosts: unexpected reply %v", res)
 	}
 	pending, _ := v[0].([]any)
 	inFlight, _ := v[1].(int64)

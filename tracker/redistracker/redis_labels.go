@@ -11,7 +11,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// labelStates are the per-label counters the scripts keep (lib.lua: lmove).
+// labelStates are the per-label counters the scripts keep (lua/lib: lmove).
 var labelStates = []string{"pending", "leased", "delayed", "done", "failed", "added"}
 
 // LabelStats implements tracker.Inspector: the label's id (labels), then its

@@ -10,7 +10,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// lib.lua's integer writers (itoa, fp_key) against strconv, on the classes
+// lua/lib's integer writers (itoa, fp_key) against strconv, on the classes
 // of integers the scripts write: each digit-group boundary, the
 // millisecond clock, bucket numbers up to 2^40, the largest exact double,
 // negatives (counter deltas), and what is no exact integer (fractions,
@@ -18,15 +18,15 @@ import (
 func TestLuaIntegers(t *testing.T) {
 	srv := redistest.Start(t, redistest.Options{})
 	c := srv.Client(t)
-	lib, err := luaFS.ReadFile("lua/lib.lua")
+	lib, err := libSource()
 	if err != nil {
 		t.Fatal(err)
 	}
 	eval := func(body string, args []any) []string {
 		t.Helper()
-		// lib.lua as one script: its locals, init (what the first call of
+		// lua/lib as one script: its locals, init (what the first call of
 		// the library runs), then body.
-		res, err := c.Eval(t.Context(), string(lib)+"\ninit()\nPREFIX_FP = 'p:fp:'\n"+body, nil, args...).StringSlice()
+		res, err := c.Eval(t.Context(), luaKeyNames()+lib+"\ninit()\nK = {fp_bucket = 'p:fp:'}\n"+body, nil, args...).StringSlice()
 		if err != nil {
 			t.Fatalf("eval: %v", err)
 		}
@@ -81,9 +81,8 @@ func TestRedisFailedCallLeavesNoState(t *testing.T) {
 	// is marked seen and queued in the library's push list, then the
 	// call fails.
 	good := r.appendItem(nil, tracker.Item{Key: "https://example.org/first"})
-	args := append([]any{r.seenID(), r.freshID}, good...)
-	args = append(args, "zz", "5", "bad-entry")
-	if _, err := r.run(b.ctx, "add", r.scripts.add, r.keys.fixed, args...); err == nil || !strings.Contains(err.Error(), "arithmetic") {
+	items := append(good, "zz", "5", "bad-entry")
+	if _, err := call(b.ctx, r, opAdd, addArgs{seen: r.seenID(), fresh: r.freshID, items: items}); err == nil || !strings.Contains(err.Error(), "arithmetic") {
 		t.Fatalf("malformed add: %v, want a Lua error", err)
 	}
 	b.add(tracker.Item{Key: "https://example.org/second"}, tracker.Item{Key: "https://example.org/third"})
@@ -101,9 +100,9 @@ func TestRedisFailedCallLeavesNoState(t *testing.T) {
 	if len(ls) != 2 {
 		t.Fatalf("checkout: %d leases", len(ls))
 	}
-	args = r.completeArgs([]tracker.Completion{{Lease: ls[0]}}, 0)
+	args := r.completeArgs([]tracker.Completion{{Lease: ls[0]}}, 0)
 	args = append(args, 1, "", 1, "zz", "5", "bad-entry")
-	if _, err := r.run(b.ctx, "complete", r.scripts.complete, r.keys.fixed, args...); err == nil {
+	if _, err := call(b.ctx, r, opComplete, completeArgs{args}); err == nil {
 		t.Fatal("malformed complete: no error")
 	}
 	if err := r.Complete(b.ctx, []tracker.Completion{{Lease: ls[1]}}); err != nil {

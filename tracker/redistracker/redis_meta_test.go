@@ -8,7 +8,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// TestRedisMetaLayout pins the encoding of items with meta (lib.lua): an
+// TestRedisMetaLayout pins the encoding of items with meta (lua/lib): an
 // item with a priority waits in pending:<p> as a tagExt entry, labels are
 // small ids of the crawl's table, records and dead letters carry "+meta;",
 // and the per-level and per-label counters follow. A crawl without

@@ -34,22 +34,16 @@ func (r *Tracker) Add(ctx context.Context, items []tracker.Item) (int, error) {
 	for len(items) > 0 {
 		chunk := items[:min(addChunk, len(items))]
 		items = items[len(chunk):]
-		args := make([]any, 0, 2+3*len(chunk))
-		args = append(args, r.seenID(), r.freshID)
+		items := make([]any, 0, 3*len(chunk))
 		for _, it := range chunk {
-			args = r.appendItem(args, it)
+			items = r.appendItem(items, it)
 		}
-		res, err := r.run(ctx, "add", r.scripts.add, r.keys.fixed, args...)
+		rep, err := call(ctx, r, opAdd, addArgs{seen: r.seenID(), fresh: r.freshID, items: items})
 		if err != nil {
 			return total, err
 		}
-		v, _ := res.([]any)
-		if len(v) != 2 {
-			return total, fmt.Errorf("tracker: redis add: unexpected reply %v", res)
-		}
-		r.learnID(v[1])
-		n, _ := v[0].(int64)
-		total += int(n)
+		r.learnID(rep.crawlID)
+		total += int(rep.added)
 	}
 	return total, nil
 }
@@ -69,17 +63,17 @@ func (r *Tracker) AddRange(ctx context.Context, rg tracker.Range) error {
 // addRanges adds valid ranges, addChunk per script call (a partitioned
 // crawl's range is one per ID block).
 func (r *Tracker) addRanges(ctx context.Context, rgs []tracker.Range) error {
-	args := []any{r.seenID(), r.freshID}
+	var args []any
 	send := func() error {
-		if len(args) == 2 {
+		if len(args) == 0 {
 			return nil
 		}
-		res, err := r.run(ctx, "addrange", r.scripts.addRange, r.keys.fixed, args...)
+		id, err := call(ctx, r, opAddRange, addRangeArgs{seen: r.seenID(), fresh: r.freshID, ranges: args})
 		if err != nil {
 			return err
 		}
-		r.learnID(res)
-		args = []any{r.seenID(), r.freshID}
+		r.learnID(id)
+		args = nil
 		return nil
 	}
 	for _, rg := range rgs {
@@ -91,7 +85,7 @@ func (r *Tracker) addRanges(ctx context.Context, rgs []tracker.Range) error {
 			lo := max(rg.Lo, hugeID)
 			args = append(args, rangeEntry(tagHugeRange, lo, rg.Hi), strconv.FormatUint(rg.Hi-lo+1, 10))
 		}
-		if len(args) >= 2+2*addChunk {
+		if len(args) >= 2*addChunk {
 			if err := send(); err != nil {
 				return err
 			}
@@ -118,21 +112,17 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 	for call := 0; call < maxCalls && len(out) < n; call++ {
 		now := r.opts.Clock.Now()
 		want := n - len(out)
-		args := append(make([]any, 0, 9+want), want, ttl.Milliseconds(), worker, r.opts.RequeueBatch, scanBudget,
-			r.seenID(), r.freshID, lim.MaxPages, lim.MaxBytes)
-		args, tokens := appendTokens(args, want)
-		res, err := r.runAt(ctx, now, "checkout", r.scripts.checkout, r.keys.forCheckout(worker), args...)
+		tokens := newTokens(want)
+		v, err := callAt(ctx, r, now, opCheckout, checkoutArgs{n: want, ttl: ttl, worker: worker,
+			requeueBatch: r.opts.RequeueBatch, scanBudget: scanBudget, seen: r.seenID(), fresh: r.freshID,
+			maxPages: lim.MaxPages, maxBytes: lim.MaxBytes, tokens: tokens})
 		if err != nil {
 			return out, err
 		}
-		v, _ := res.([]any)
-		c := -1 // leases in this reply
-		if len(v) >= 3 {
-			n, _ := v[2].(int64)
-			c = int(n)
-		}
-		if c < 0 || c > want || len(v) < 3+c || (len(v)-3-c)%2 != 0 {
-			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
+		n, _ := v[2].(int64)
+		c := int(n) // leases in this reply
+		if c > want {
+			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", v)
 		}
 		r.learnID(v[1])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
@@ -158,14 +148,14 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			i, _ := v[x].(int64)
 			ms, _ := v[x+1].(string)
 			if i < 1 || int(i) > c {
-				return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", res)
+				return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", v)
 			}
 			m := decodeMeta(ms)
 			l := &out[first+int(i)-1]
 			l.Priority, l.Labels, l.Visits = m.priority, m.labels, max(l.Visits, m.visits)
 		}
 		more, _ := v[0].(int64)
-		if more >= 2 && len(out) > 0 {
+		if more >= checkoutPaused && len(out) > 0 {
 			// Refused after an earlier call of this Checkout leased some
 			// (a pause or another worker's checkout in between): the
 			// leases go to the caller, who would drop them with an error;
@@ -173,14 +163,14 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			break
 		}
 		switch more {
-		case 2:
+		case checkoutPaused:
 			return nil, tracker.ErrPaused
-		case 3:
+		case checkoutMaxPages:
 			return nil, &tracker.LimitError{Limit: "max_pages", Value: lim.MaxPages}
-		case 4:
+		case checkoutMaxBytes:
 			return nil, &tracker.LimitError{Limit: "max_bytes", Value: lim.MaxBytes}
 		}
-		if more == 0 {
+		if more == checkoutDone {
 			break
 		}
 	}
@@ -199,15 +189,14 @@ func (r *Tracker) Extend(ctx context.Context, leases []tracker.Lease, ttl time.D
 		return nil, nil
 	}
 	now := r.opts.Clock.Now()
-	args := []any{ttl.Milliseconds()}
+	pairs := make([]any, 0, 2*len(leases))
 	for _, l := range leases {
-		args = append(args, string(l.Token), l.Key)
+		pairs = append(pairs, string(l.Token), l.Key)
 	}
-	res, err := r.runAt(ctx, now, "extend", r.scripts.extend, r.keys.fixed, args...)
+	flags, err := callAt(ctx, r, now, opExtend, extendArgs{ttl: ttl, pairs: pairs})
 	if err != nil {
 		return nil, err
 	}
-	flags, _ := res.([]any)
 	var out []tracker.Lease
 	var lost []string
 	deadline := msTime(ceilMS(now) + ttl.Milliseconds())
@@ -244,8 +233,8 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 			}
 			size += need
 		}
-		res, err := r.run(ctx, "complete", r.scripts.complete, r.keys.fixed, r.completeArgs(cs[:n], size)...)
-		lost = appendStrings(lost, res)
+		l, err := call(ctx, r, opComplete, completeArgs{r.completeArgs(cs[:n], size)})
+		lost = append(lost, l...)
 		if err != nil {
 			return err
 		}
@@ -302,11 +291,11 @@ func (r *Tracker) Fail(ctx context.Context, fs []tracker.Failure) error {
 		delay := r.opts.Backoff(f.Lease.Attempts, f.RetryAfter)
 		args = append(args, string(f.Lease.Token), f.Lease.Key, final, delay.Milliseconds(), tracker.OneLine(f.Reason))
 	}
-	res, err := r.run(ctx, "fail", r.scripts.fail, r.keys.fixed, args...)
+	lost, err := call(ctx, r, opFail, failArgs{args})
 	if err != nil {
 		return err
 	}
-	return tracker.Lost(appendStrings(nil, res))
+	return tracker.Lost(lost)
 }
 
 // Release hands held leases back to pending at once, giving the attempt back.
@@ -321,11 +310,11 @@ func (r *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 	for _, l := range leases {
 		args = append(args, string(l.Token), l.Key)
 	}
-	res, err := r.run(ctx, "release", r.scripts.release, r.keys.fixed, args...)
+	lost, err := call(ctx, r, opRelease, releaseArgs{args})
 	if err != nil {
 		return err
 	}
-	return tracker.Lost(appendStrings(nil, res))
+	return tracker.Lost(lost)
 }
 
 // Requeue moves expired leases and due delayed items (default), one worker's
@@ -337,14 +326,14 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 	if opt.Failed && (len(opt.Keys) > 0 || opt.Match != "") {
 		return r.requeueFailedFiltered(ctx, opt)
 	}
-	mode, keys := "expired", r.keys.fixed
+	a := requeueArgs{mode: "expired"}
 	switch {
 	case opt.Failed && opt.Label != "":
 		return r.requeueLabel(ctx, opt)
 	case opt.Failed:
-		mode = "failed"
+		a.mode = "failed"
 	case opt.Worker != "":
-		mode, keys = "worker", r.keys.withWorker(opt.Worker)
+		a.mode, a.worker = "worker", opt.Worker
 	}
 	total := 0
 	for opt.Limit <= 0 || total < opt.Limit {
@@ -352,11 +341,11 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 		if opt.Limit > 0 {
 			limit = min(limit, opt.Limit-total)
 		}
-		res, err := r.run(ctx, "requeue", r.scripts.requeue, keys, mode, limit)
+		a.limit = limit
+		n, err := call(ctx, r, opRequeue, a)
 		if err != nil {
 			return total, err
 		}
-		n, _ := res.(int64)
 		total += int(n)
 		if int(n) < limit {
 			break
@@ -367,29 +356,27 @@ func (r *Tracker) Requeue(ctx context.Context, opt tracker.RequeueOptions) (int,
 
 // tokenPrefixLen is the length of a lease token's prefix, the call's
 // random part and '.': the leases of one checkout call form a group named
-// by it (lua/lib.lua's lease groups, TOKEN_PREFIX).
+// by it (lua/lib's lease groups, TOKEN_PREFIX).
 const tokenPrefixLen = 17
 
 // groupSplit is added to a lease group's live count (the lg hash) once
-// Extend gave some of its leases entries of their own (lua/lib.lua, SPLIT).
+// Extend gave some of its leases entries of their own (lua/lib, SPLIT).
 const groupSplit = 1 << 40
 
 // groupOf is the group of a lease token: its prefix.
 func groupOf(token string) string { return token[:min(len(token), tokenPrefixLen)] }
 
-// appendTokens appends n fresh lease tokens to args (checkout.lua's
-// ARGV[15...]) and returns them too: a random prefix per call, unique in
-// the fleet, and a counter from 1.
-func appendTokens(args []any, n int) ([]any, []string) {
+// newTokens returns n fresh lease tokens (checkout's): a random prefix per
+// call, unique in the fleet, and a counter from 1.
+func newTokens(n int) []string {
 	nonce := make([]byte, (tokenPrefixLen-1)/2)
 	_, _ = rand.Read(nonce) // never fails
 	prefix := hex.EncodeToString(nonce) + "."
 	tokens := make([]string, n)
 	for i := range tokens {
 		tokens[i] = prefix + strconv.Itoa(i+1)
-		args = append(args, tokens[i])
 	}
-	return args, tokens
+	return tokens
 }
 
 // requeueLabel requeues the dead letters that carry opt.Label: the script
@@ -401,17 +388,12 @@ func (r *Tracker) requeueLabel(ctx context.Context, opt tracker.RequeueOptions) 
 		if opt.Limit > 0 {
 			limit = min(limit, opt.Limit-total)
 		}
-		res, err := r.run(ctx, "requeue", r.scripts.requeue, r.keys.fixed, "failed", limit, opt.Label, rank)
+		v, err := call(ctx, r, opRequeueLabel, requeueArgs{mode: "failed", limit: limit, label: opt.Label, rank: rank})
 		if err != nil {
 			return total, err
 		}
-		v, _ := res.([]any)
-		if len(v) != 2 {
-			return total, fmt.Errorf("tracker: redis requeue: unexpected reply %v", res)
-		}
-		n, _ := v[0].(int64)
-		rank, _ = v[1].(int64)
-		total += int(n)
+		rank = v[1]
+		total += int(v[0])
 	}
 	return total, nil
 }

@@ -152,7 +152,7 @@ func (r *Tracker) recrawlIDs(ctx context.Context, next uint64, re *regexp.Regexp
 		return 0, 0, false, fmt.Errorf("tracker: redis recrawl: %w", err)
 	}
 	union := mergeRanges(raw)
-	runs := []any{"ids"}
+	var runs []any
 	var huge []any
 	examined := 0
 	inRun := false
@@ -198,16 +198,14 @@ scan:
 		next = iv.Hi + 1
 	}
 	end()
-	if len(runs) == 1 && len(huge) == 0 {
+	if len(runs) == 0 && len(huge) == 0 {
 		return 0, next, more, nil
 	}
-	args := append(append(runs, "-"), huge...)
-	res, err := r.run(ctx, "recrawl", r.scripts.recrawl, r.keys.fixed, args...)
+	v, err := call(ctx, r, opRecrawl, recrawlArgs{mode: "ids", values: append(append(runs, "-"), huge...)})
 	if err != nil {
 		return 0, 0, false, err
 	}
-	n, _ := recrawlReply(res)
-	return n, next, more, nil
+	return v[0], next, more, nil
 }
 
 // mergeRanges parses the idranges list ("lo:hi") into sorted, disjoint ranges.
@@ -241,25 +239,14 @@ func mergeRanges(raw []string) []tracker.Range {
 	return out
 }
 
-func recrawlReply(res any) (moved int64, more bool) {
-	v, _ := res.([]any)
-	if len(v) == 2 {
-		moved, _ = v[0].(int64)
-		m, _ := v[1].(int64)
-		more = m == 1
-	}
-	return moved, more
-}
-
 // recrawlRevisits runs one batch of phase v.
 func (r *Tracker) recrawlRevisits(ctx context.Context, c recrawlCursor, re *regexp.Regexp, batch int) (int64, recrawlCursor, bool, error) {
 	if re == nil {
-		res, err := r.run(ctx, "recrawl", r.scripts.recrawl, r.keys.fixed, "revisits", c.horizon, batch)
+		v, err := call(ctx, r, opRecrawl, recrawlArgs{mode: "revisits", values: []any{c.horizon, batch}})
 		if err != nil {
 			return 0, c, false, err
 		}
-		n, more := recrawlReply(res)
-		return n, c, more, nil
+		return v[0], c, v[1] == 1, nil
 	}
 	// With Match: the seconds after c.sec (and c.sec from c.off on) up to
 	// the horizon, read here, filtered by key, moved by the script.
@@ -284,19 +271,19 @@ func (r *Tracker) recrawlRevisits(ctx context.Context, c recrawlCursor, re *rege
 	if err != nil {
 		return 0, c, false, fmt.Errorf("tracker: redis recrawl: %w", err)
 	}
-	args := []any{"pick", secs[0]}
+	args := []any{secs[0]}
 	for i, e := range es {
 		if key, ok := revisitEntryKey(e); ok && re.MatchString(key) {
 			args = append(args, c.off+int64(i), e)
 		}
 	}
 	var n int64
-	if len(args) > 2 {
-		res, err := r.run(ctx, "recrawl", r.scripts.recrawl, r.keys.fixed, args...)
+	if len(args) > 1 {
+		v, err := call(ctx, r, opRecrawl, recrawlArgs{mode: "pick", values: args})
 		if err != nil {
 			return 0, c, false, err
 		}
-		n, _ = recrawlReply(res)
+		n = v[0]
 	}
 	if len(es) == batch {
 		c.off += int64(batch)

@@ -8,7 +8,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// A revisit header (lua/lib.lua, TAG_REVISIT) is what a revisited item
+// A revisit header (lua/lib, TAG_REVISIT) is what a revisited item
 // carries through the revisit index, the pending list, delayed and its lease
 // record: tagRevisit, the length n of its body, then n bytes only Go reads:
 //

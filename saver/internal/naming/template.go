@@ -280,3 +280,24 @@ func (t *Template) EscapeElem(v string) string {
 	}
 	return ShortenElem(e)
 }
+
+// Glob is a pattern for every name the template renders for crawl: each
+// literal, and the crawl's value escaped as Render escapes it, quoted by
+// quote; every other placeholder "*". A name shortened with a hash
+// (longer than MaxPathLen) may not match it.
+func (t *Template) Glob(crawl string, quote func(string) string) string {
+	var b strings.Builder
+	for _, s := range t.segs {
+		switch s.Placeholder {
+		case "":
+			b.WriteString(quote(s.Literal))
+		case "crawl":
+			b.WriteString(quote(t.Escape(crawl)))
+		default:
+			if !strings.HasSuffix(b.String(), "*") {
+				b.WriteByte('*')
+			}
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,160 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/manager"
+	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/tracker"
+)
+
+// This file shows what the records: sink holds, for status and lookup.
+// The counts come from the sink itself, not from the tracker: the records
+// of every worker are in one SQLite file or PostgreSQL database, so status
+// reads them there; a jsonl sink's files are per machine, and status counts
+// those of this machine's directory.
+
+// errNoRecords: the sink has not been written yet (its file or directory
+// is missing); a reader must not make it.
+var errNoRecords = errors.New("no records written yet")
+
+// recordsView is the sink's counts by rule for status, or why they could
+// not be read; empty when the config has no extract rules.
+type recordsView struct {
+	where  string
+	counts map[string]manager.RuleCount
+	err    string
+}
+
+// recordsStatus reads the counts of the crawl's records sink.
+func recordsStatus(ctx context.Context, cfg *config.Config) recordsView {
+	if cfg.Records.Kind == "" {
+		return recordsView{}
+	}
+	v := recordsView{where: recordsLocation(cfg.Records)}
+	rd, err := readableRecords(ctx, cfg)
+	if err == nil {
+		defer rd.Close()
+		v.counts, err = storedCounts(ctx, rd)
+	}
+	if err != nil {
+		v.err = redactor.Error(err).Error()
+	}
+	return v
+}
+
+// readableRecords opens a reader of the sink, or errNoRecords when there
+// is none or its file or directory does not exist yet (so a look writes
+// nothing).
+func readableRecords(ctx context.Context, cfg *config.Config) (record.Reader, error) {
+	r := cfg.Records
+	path := ""
+	switch r.Kind {
+	case "":
+		return nil, errNoRecords // no extract rules: no sink
+	case "sqlite":
+		path = r.Path
+	case "jsonl":
+		path = r.Dir
+	}
+	if path != "" {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, errNoRecords
+		}
+	}
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	return openRecordReader(ctx, cfg)
+}
+
+// printRecordsStatus writes the status lines of the records.
+func printRecordsStatus(w io.Writer, v recordsView) {
+	switch {
+	case v.where == "":
+	case v.err != "":
+		fmt.Fprintf(w, "records in %s: %s\n", v.where, v.err)
+	default:
+		fmt.Fprintf(w, "records in %s: %s\n", v.where, storedLine(v.counts))
+	}
+}
+
+// storedLine is "product 41, listing 45 (2 kept invalid)", by rule.
+func storedLine(byRule map[string]manager.RuleCount) string {
+	if len(byRule) == 0 {
+		return "none yet"
+	}
+	var parts []string
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
+		c := byRule[rule]
+		p := fmt.Sprintf("%s %d", rule, c.Written)
+		if c.Invalid > 0 {
+			p += fmt.Sprintf(" (%d kept invalid)", c.Invalid)
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// lookupRecords prints the records the sink holds of key: a line per
+// record with its fields, or one JSON object per record.
+func lookupRecords(ctx context.Context, w io.Writer, cfg *config.Config, key string, asJSON bool) error {
+	rd, err := readableRecords(ctx, cfg)
+	if errors.Is(err, errNoRecords) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("records: %w", err)
+	}
+	defer rd.Close()
+	sets, err := rd.Get(ctx, key)
+	if err != nil {
+		return fmt.Errorf("records: %w", err)
+	}
+	for _, s := range sets {
+		for _, r := range s.Records {
+			if err := printRecord(w, r, asJSON); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// recordJSON is a record as lookup --json prints it.
+type recordJSON struct {
+	Rule      string         `json:"rule"`
+	Index     int            `json:"index"`
+	Status    record.Status  `json:"status"`
+	Problem   string         `json:"problem,omitempty"`
+	FetchedAt time.Time      `json:"fetched_at"`
+	Fields    map[string]any `json:"fields"`
+}
+
+func printRecord(w io.Writer, r record.Record, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(w).Encode(map[string]recordJSON{"record": {Rule: r.Rule, Index: r.Index, Status: r.Status,
+			Problem: r.Problem, FetchedAt: r.FetchedAt, Fields: r.Fields}})
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  record %s[%d]", r.Rule, r.Index)
+	if r.Status == record.Invalid {
+		fmt.Fprintf(&b, " invalid (%s)", tracker.OneLine(r.Problem))
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Fields)) {
+		v, _ := json.Marshal(r.Fields[name])
+		fmt.Fprintf(&b, " %s=%s", name, v)
+	}
+	_, err := fmt.Fprintln(w, b.String())
+	return err
+}

@@ -1,0 +1,106 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/distscrape/distscrape/extract"
+	"github.com/distscrape/distscrape/record"
+)
+
+// ExtractRules is the extract: section as the extract package takes it:
+// the one conversion, shared by validation and the command line.
+func (c *Config) ExtractRules() []extract.Rule {
+	out := make([]extract.Rule, len(c.Extract))
+	for i, r := range c.Extract {
+		er := extract.Rule{Name: r.Name, Match: r.Match, OnInvalid: r.OnInvalid,
+			Each: extract.Selector{CSS: r.Each.CSS, XPath: r.Each.XPath, JSON: r.Each.JSON}}
+		for _, f := range r.Fields {
+			er.Fields = append(er.Fields, extract.Field{Name: f.Name, CSS: f.CSS, Attr: f.Attr, XPath: f.XPath,
+				JSON: f.JSON, Regex: f.Regex, Text: f.Text, All: f.All, Type: record.Type(f.Type),
+				Required: f.Required, Default: f.Default})
+		}
+		out[i] = er
+	}
+	return out
+}
+
+// FollowRules is scraper.follow as the extract package takes it.
+func (c *Config) FollowRules() []extract.Follow {
+	out := make([]extract.Follow, len(c.Scraper.Follow))
+	for i, f := range c.Scraper.Follow {
+		out[i] = extract.Follow{CSS: f.CSS, XPath: f.XPath, JSON: f.JSON, Attr: f.Attr, Kind: f.Kind}
+	}
+	return out
+}
+
+// compileExtract compiles the extract rules and the follow selectors the
+// way a worker will, so that a selector, XPath or jq expression that does
+// not compile is a load error at its line, and checks the schemas the
+// sinks will make tables of. A problem already reported at the same key
+// (or above or below it) by this package's own checks is not repeated.
+func (c *Config) compileExtract(p *problems) {
+	if len(c.Extract) > 0 {
+		ex, err := extract.Compile(c.ExtractRules(), extract.Options{})
+		c.extractProblems(p, err, func(e *extract.Error) string {
+			path := fmt.Sprintf("extract[%d]", e.Rule)
+			if e.Field >= 0 && e.Rule < len(c.Extract) && e.Field < len(c.Extract[e.Rule].Fields) {
+				path += ".fields." + c.Extract[e.Rule].Fields[e.Field].Name
+			}
+			return path
+		})
+		if err == nil {
+			for i, sc := range ex.Schemas() {
+				if err := record.CheckSchema(sc); err != nil {
+					addOnce(p, fmt.Sprintf("extract[%d].name", i), "%v", err)
+				}
+			}
+		}
+	}
+	if len(c.Scraper.Follow) > 0 {
+		_, err := extract.CompileFollow(c.FollowRules(), extract.Options{})
+		c.extractProblems(p, err, func(e *extract.Error) string { return fmt.Sprintf("scraper.follow[%d]", e.Rule) })
+	}
+}
+
+// extractProblems adds each *extract.Error joined in err at the key path
+// entry gives its entry.
+func (c *Config) extractProblems(p *problems, err error, entry func(*extract.Error) string) {
+	if err == nil {
+		return
+	}
+	var errs []error
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	} else {
+		errs = []error{err}
+	}
+	for _, e := range errs {
+		var ee *extract.Error
+		if !errors.As(e, &ee) {
+			p.add("extract", "%v", e)
+			continue
+		}
+		path := entry(ee)
+		if ee.Key != "" {
+			path += "." + ee.Key
+		}
+		addOnce(p, path, "%v", ee.Err)
+	}
+}
+
+// addOnce adds a problem unless one is reported at path, at a key above it
+// or at a key below it already.
+func addOnce(p *problems, path, format string, args ...any) {
+	for _, e := range p.list {
+		if e.Path == path || under(path, e.Path) || under(e.Path, path) {
+			return
+		}
+	}
+	p.add(path, format, args...)
+}
+
+// under says whether key path sub is inside path.
+func under(sub, path string) bool {
+	return len(sub) > len(path) && sub[:len(path)] == path && (sub[len(path)] == '.' || sub[len(path)] == '[')
+}

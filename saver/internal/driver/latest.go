@@ -1,0 +1,37 @@
+package driver
+
+import "time"
+
+// Latest picks the newest copy of each key in an append-only store read
+// twice (tar, WARC): the first pass Sees every copy at its position (its
+// order in the walk), the second passes a copy on only if it Wins. The
+// newest is the copy fetched last; on a tie (or without fetch times) the
+// later position, since a store appends what it saves.
+type Latest struct {
+	best map[string]copyAt
+}
+
+type copyAt struct {
+	fetched time.Time
+	pos     int
+}
+
+// NewLatest returns an empty Latest.
+func NewLatest() *Latest { return &Latest{best: map[string]copyAt{}} }
+
+// See records a copy of key fetched at fetched, at position pos (increasing).
+func (l *Latest) See(key string, fetched time.Time, pos int) {
+	if b, ok := l.best[key]; ok && fetched.Before(b.fetched) {
+		return
+	}
+	l.best[key] = copyAt{fetched, pos}
+}
+
+// Wins reports whether the copy of key at pos is the newest.
+func (l *Latest) Wins(key string, pos int) bool {
+	b, ok := l.best[key]
+	return ok && b.pos == pos
+}
+
+// Keys is the number of keys seen.
+func (l *Latest) Keys() int { return len(l.best) }
