@@ -68,7 +68,8 @@ test-short: deps
 
 ## bench: the main module's micro-benchmarks (briefly), then distscrape against
 ## Colly and asynq in one run on private local servers (bench/, BENCHMARKS.md):
-## tables in bin/bench-results.md, profiles of a crawl in bin/bench-profiles/
+## crawls, extraction (BENCH_FLAGS='-only extract' for it alone), record sinks,
+## tracker lifecycle; tables in bin/bench-results.md, profiles in bin/bench-profiles/
 BENCHTIME   ?= 100ms
 BENCH_FLAGS ?= -rounds 3
 bench: deps build

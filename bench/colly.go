@@ -23,11 +23,17 @@ import (
 // transport keeps 2 idle connections per host, which would make it reconnect
 // for most requests; it gets one that keeps -parallelism, as a tuned user
 // would give it.
+//
+// With -records FILE it also takes five fields out of each page of a
+// fixture site with Options.Data (collyfields.go), and with -main the
+// page's main text, writing one JSON line per page.
 func collyMain(args []string) error {
 	fs := flag.NewFlagSet("colly", flag.ContinueOnError)
 	base := fs.String("url", "", "the site's base URL (http://127.0.0.1:PORT)")
 	out := fs.String("out", "", "output directory")
 	par := fs.Int("parallelism", 64, "requests in flight")
+	records := fs.String("records", "", "take the five fields of each page into this JSON lines file")
+	withMain := fs.Bool("main", false, "with -records: also the page's main text (go-readability)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +62,14 @@ func collyMain(args []string) error {
 			e.Request.Visit(link) // already visited / out of scope: skipped, as intended
 		}
 	})
+	var rw *recordWriter
+	var bad badCount
+	if *records != "" {
+		if rw, err = newRecordWriter(*records); err != nil {
+			return fmt.Errorf("colly: %w", err)
+		}
+		onFields(c, rw, *withMain, &bad)
+	}
 	c.OnResponse(func(r *colly.Response) {
 		name := mirrorPath(*out, r.Request.URL)
 		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
@@ -75,6 +89,14 @@ func collyMain(args []string) error {
 	c.Wait()
 	if p := saveErr.Load(); p != nil {
 		return fmt.Errorf("colly: save: %w", *p)
+	}
+	if rw != nil {
+		if err := rw.close(); err != nil {
+			return fmt.Errorf("colly: records: %w", err)
+		}
+		if err := bad.err(); err != nil {
+			return err
+		}
 	}
 	fmt.Printf("saved %d failed %d\n", saved.Load(), failed.Load())
 	return nil

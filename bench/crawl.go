@@ -40,6 +40,9 @@ type crawler struct {
 	// ceiling marks the load generator: requests/s, not a crawl.
 	ceiling bool
 	run     func(ctx context.Context, e *crawlEnv, out string) error
+	// check, when set, verifies what the run wrote besides the pages (its
+	// records in recordsDir(out)); it is not timed.
+	check func(e *crawlEnv, out string) error
 }
 
 // crawlers are the contenders; the first five in this order (the goals
@@ -72,6 +75,10 @@ func (e *crawlEnv) measure(ctx context.Context, c crawler) (result, error) {
 		return result{}, err
 	}
 	defer os.RemoveAll(out)
+	if err := os.MkdirAll(recordsDir(out), 0o755); err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(recordsDir(out))
 	syscall.Sync() // the last run's dirty pages must not be written back during this one
 	e.site.ResetLog()
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
@@ -99,7 +106,32 @@ func (e *crawlEnv) measure(ctx context.Context, c crawler) (result, error) {
 	if n != int64(e.expect) {
 		return r, fmt.Errorf("%s saved %d of %d pages: a crawl that skips pages does not count", c.name, n, e.expect)
 	}
+	if c.check != nil {
+		if err := c.check(e, out); err != nil {
+			return r, fmt.Errorf("%s: %w", c.name, err)
+		}
+	}
 	return r, nil
+}
+
+// rounds runs every crawler of cs once per round, in alternating order,
+// and returns their figures in the order of cs.
+func (e *crawlEnv) rounds(ctx context.Context, cs []crawler, rounds int, label string) ([]*figure, error) {
+	figs := make([]*figure, len(cs))
+	for i, c := range cs {
+		figs[i] = &figure{name: c.name}
+	}
+	for r := range rounds {
+		for _, i := range alternate(indexes(len(cs)), r) {
+			res, err := e.measure(ctx, cs[i])
+			if err != nil {
+				return nil, err
+			}
+			figs[i].runs = append(figs[i].runs, res)
+			fmt.Fprintf(os.Stderr, "# %s round %d: %s: %.0f/s in %s\n", label, r+1, cs[i].name, res.rate(), res.elapsed.Round(time.Millisecond))
+		}
+	}
+	return figs, nil
 }
 
 func runLoadgen(ctx context.Context, e *crawlEnv, _ string) error {

@@ -3,7 +3,7 @@
 // this process) and a private redis-server. It prints markdown tables with
 // the ratios the benchmarks issue sets as goals (see BENCHMARKS.md).
 //
-//	bench [-distscrape bin/distscrape] [-pages 20000] [-rounds 3] ...
+//	bench [-distscrape bin/distscrape] [-pages 20000] [-rounds 3] [-only crawl|extract|lifecycle] ...
 //
 // The clients run as separate processes, so each has the machine's cores to
 // itself as distscrape does: `bench colly` (Colly v2) and `bench loadgen`
@@ -50,7 +50,9 @@ type options struct {
 	conc       int
 	latency    time.Duration
 	life       lifeParams
-	only       string // "", "crawl" or "lifecycle"
+	only       string // "", "crawl", "extract" or "lifecycle"
+	src        string // the main module's source, for the record sinks' benchmarks
+	sinkTime   string // -benchtime of each record sink benchmark
 	out        string
 	profile    string
 }
@@ -66,7 +68,9 @@ func driverMain(args []string) error {
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "per-request server latency of the second crawl scenario (0: skip it)")
 	fs.IntVar(&o.life.N, "items", 50000, "items per lifecycle run (distscrape tracker, asynq)")
 	fs.IntVar(&o.life.CeilingN, "ceiling-items", 500000, "items per go-redis ceiling run")
-	fs.StringVar(&o.only, "only", "", "run only the crawl or the lifecycle figures")
+	fs.StringVar(&o.only, "only", "", "run only the crawl, extract or lifecycle figures")
+	fs.StringVar(&o.src, "src", ".", "the distscrape source tree, where `go test` runs the record sinks' benchmarks")
+	fs.StringVar(&o.sinkTime, "sink-benchtime", "2s", "-benchtime of each record sink benchmark run")
 	fs.StringVar(&o.out, "out", "", "also write the tables to this file")
 	fs.IntVar(&o.life.Pipeline, "pipeline", 64, "commands per pipeline of the go-redis ceiling (default: the tracker's batch)")
 	fs.StringVar(&o.profile, "profile", "", "write CPU and alloc profiles of one distscrape crawl to this directory")
@@ -77,8 +81,8 @@ func driverMain(args []string) error {
 	if o.rounds < 1 || o.pages < 2 || o.conc < 2 || o.life.N < 1 || o.life.CeilingN < o.life.Workers {
 		return fmt.Errorf("need -rounds ≥ 1, -pages ≥ 2, -concurrency ≥ 2, -items ≥ 1, -ceiling-items ≥ 8")
 	}
-	if o.only != "" && o.only != "crawl" && o.only != "lifecycle" {
-		return fmt.Errorf("-only: want crawl or lifecycle, not %q", o.only)
+	if o.only != "" && o.only != "crawl" && o.only != "extract" && o.only != "lifecycle" {
+		return fmt.Errorf("-only: want crawl, extract or lifecycle, not %q", o.only)
 	}
 	// Ctrl-C stops the clients and the private servers, and removes the
 	// scratch directory, instead of leaving them behind.
@@ -111,14 +115,21 @@ func drive(ctx context.Context, o options) error {
 	fmt.Fprintf(w, "Machine: %s. Started %s, load average %s.\n", machine(rs.version(ctx)), time.Now().UTC().Format(time.RFC3339), loadavg())
 	started := time.Now()
 	var goals []goal
-	if o.only != "lifecycle" {
+	if o.only == "" || o.only == "crawl" {
 		g, err := crawlFigures(ctx, w, o, rs, work)
 		if err != nil {
 			return err
 		}
 		goals = append(goals, g...)
 	}
-	if o.only != "crawl" {
+	if o.only == "" || o.only == "extract" {
+		g, err := extractFigures(ctx, w, o, rs, work)
+		if err != nil {
+			return err
+		}
+		goals = append(goals, g...)
+	}
+	if o.only == "" || o.only == "lifecycle" {
 		g, err := lifeFigures(ctx, w, o, rs)
 		if err != nil {
 			return err
@@ -131,53 +142,21 @@ func drive(ctx context.Context, o options) error {
 }
 
 func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, work string) ([]goal, error) {
-	bin, err := filepath.Abs(o.distscrape)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := os.Stat(bin); err != nil {
-		return nil, fmt.Errorf("distscrape binary: %w (run `make build` first, or pass -distscrape)", err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
 	site := fixturesite.New(fixturesite.Options{Pages: o.pages, Links: 10, PageSize: 8192})
-	base, err := site.Start("127.0.0.1:0")
+	e, err := newCrawlEnv(o, rs, work, site)
 	if err != nil {
 		return nil, err
 	}
 	defer site.Close()
-	if o.baseline != "" {
-		if o.baseline, err = filepath.Abs(o.baseline); err != nil {
-			return nil, err
-		}
-		if _, err := os.Stat(o.baseline); err != nil {
-			return nil, fmt.Errorf("-baseline: %w", err)
-		}
-	}
-	e := &crawlEnv{self: self, distscrape: bin, baseline: o.baseline, site: site, base: base, pages: o.pages,
-		expect: len(site.Pages()), redis: rs, work: work, conc: o.conc}
 	var goals []goal
 	for _, lat := range []time.Duration{0, o.latency} {
 		if lat == 0 && len(goals) > 0 {
 			break // -latency 0: no second scenario
 		}
 		site.SetLatency(lat)
-		cs := crawlers(o.baseline)
-		figs := make([]*figure, len(cs))
-		for i, c := range cs {
-			figs[i] = &figure{name: c.name}
-		}
-		for r := range o.rounds {
-			for _, i := range alternate(indexes(len(cs)), r) {
-				res, err := e.measure(ctx, cs[i])
-				if err != nil {
-					return nil, err
-				}
-				figs[i].runs = append(figs[i].runs, res)
-				fmt.Fprintf(os.Stderr, "# latency %s round %d: %s: %.0f/s in %s\n", lat, r+1, cs[i].name, res.rate(), res.elapsed.Round(time.Millisecond))
-			}
+		figs, err := e.rounds(ctx, crawlers(e.baseline), o.rounds, "latency "+lat.String())
+		if err != nil {
+			return nil, err
 		}
 		title := fmt.Sprintf("Crawl: %d pages × 10 links, 8 KiB, concurrency %d, server latency %s (%d runs each)", o.pages, o.conc, lat, o.rounds)
 		bound := 0.0
@@ -205,6 +184,36 @@ func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, 
 		}
 	}
 	return goals, nil
+}
+
+// newCrawlEnv starts site on a free port and checks the binaries; the
+// caller closes the site.
+func newCrawlEnv(o options, rs *redisServer, work string, site *fixturesite.Site) (*crawlEnv, error) {
+	bin, err := filepath.Abs(o.distscrape)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return nil, fmt.Errorf("distscrape binary: %w (run `make build` first, or pass -distscrape)", err)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	if o.baseline != "" {
+		if o.baseline, err = filepath.Abs(o.baseline); err != nil {
+			return nil, err
+		}
+		if _, err := os.Stat(o.baseline); err != nil {
+			return nil, fmt.Errorf("-baseline: %w", err)
+		}
+	}
+	base, err := site.Start("127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	return &crawlEnv{self: self, distscrape: bin, baseline: o.baseline, site: site, base: base, pages: o.pages,
+		expect: len(site.Pages()), redis: rs, work: work, conc: o.conc}, nil
 }
 
 func lifeFigures(ctx context.Context, w io.Writer, o options, rs *redisServer) ([]goal, error) {

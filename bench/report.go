@@ -132,6 +132,30 @@ func crawlTable(w io.Writer, title string, figs []*figure, bound float64) {
 	}
 }
 
+// extractTable prints the extraction scenario: figs[0] is distscrape without
+// extraction, figs[1] with fields and main text, figs[2] with fields only,
+// figs[4] Colly with the five fields, figs[5] with main text too; then the
+// ratios of each round, whose contenders ran back to back.
+func extractTable(w io.Writer, title string, figs []*figure) {
+	fmt.Fprintf(w, "\n### %s\n\n", title)
+	fmt.Fprintln(w, "| | pages/s (median) | min–max | % of distscrape without extraction | × Colly + 5 fields | CPU µs/page | requests | duplicate fetches |")
+	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|")
+	plain, colly := figs[0].median(), figs[4].median()
+	for _, f := range figs {
+		m := f.median()
+		last := f.runs[len(f.runs)-1]
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %.0f | %d | %d |\n", f.name, num(m), f.spread(), pct(m, plain), ratio(m, colly), f.cpuPer(), last.requests, last.dups)
+	}
+	fmt.Fprint(w, "\nPer round (contenders back to back):\n")
+	for r := range figs[0].runs {
+		rate := func(i int) float64 { return figs[i].runs[r].rate() }
+		fmt.Fprintf(w, "\n- round %d: fields + main ÷ no extraction %s, fields only ÷ no extraction %s; "+
+			"fields + main ÷ Colly + 5 fields %s, ÷ Colly + 5 fields + main text %s; fields only ÷ Colly + 5 fields %s",
+			r+1, pct(rate(1), rate(0)), pct(rate(2), rate(0)), ratio(rate(1), rate(4)), ratio(rate(1), rate(5)), ratio(rate(2), rate(4)))
+	}
+	fmt.Fprintln(w)
+}
+
 // lifeTable prints the lifecycle figures: figs[0] distscrape, [1] asynq, [2] ceiling.
 func lifeTable(w io.Writer, title string, figs []*figure) {
 	fmt.Fprintf(w, "\n### %s\n\n", title)
@@ -148,15 +172,18 @@ func lifeTable(w io.Writer, title string, figs []*figure) {
 type goal struct {
 	what      string
 	got, want float64
-	unit      string // "×" or "%"
+	unit      string // "×", "%" or "/s" (a rate, got and want in units/s)
 }
 
 func goalsTable(w io.Writer, goals []goal) {
 	fmt.Fprintln(w, "\n### Goals\n\n| goal | measured | met |\n|---|---:|:---:|")
 	for _, g := range goals {
 		got := fmt.Sprintf("%.2f×", g.got)
-		if g.unit == "%" {
+		switch g.unit {
+		case "%":
 			got = fmt.Sprintf("%.0f%%", 100*g.got)
+		case "/s":
+			got = num(g.got) + "/s"
 		}
 		met := "yes"
 		if g.got < g.want {

@@ -38,7 +38,11 @@ func (s *Site) Render(base string) {
 		default:
 			b.Reset()
 			s.pageHead(&b, base, i)
-			c.pages[i] = s.withFiller(b.Bytes(), filler, i)
+			ft := foot
+			if s.opts.Data {
+				ft = dataFoot
+			}
+			c.pages[i] = s.withFillerFoot(b.Bytes(), filler, ft, i)
 		}
 	}
 	for id := 1; id <= s.opts.IDs; id++ {
@@ -57,6 +61,11 @@ var foot = []byte("\n</div>\n</body>\n</html>\n")
 
 // withFiller pads head with shared filler text to about PageSize bytes.
 func (s *Site) withFiller(head, filler []byte, n int) rendered {
+	return s.withFillerFoot(head, filler, foot, n)
+}
+
+// withFillerFoot is withFiller with another foot.
+func (s *Site) withFillerFoot(head, filler, foot []byte, n int) rendered {
 	head = append([]byte(nil), head...)
 	need := max(0, s.opts.PageSize-len(head)-len(foot))
 	off := (n * 37) % fillerSlack
@@ -66,10 +75,16 @@ func (s *Site) withFiller(head, filler []byte, n int) rendered {
 }
 
 // pageHead writes page i's HTML up to its text: title, links, and the links
-// a crawler must not follow.
+// a crawler must not follow; with Options.Data, the boilerplate and fields
+// of data.go around them.
 func (s *Site) pageHead(b *bytes.Buffer, base string, i int) {
 	title := "Page " + strconv.Itoa(i)
-	b.WriteString("<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>" + title + "</title></head>\n<body>\n<h1 id=\"top\">" + title + "</h1>\n<ul>\n")
+	b.WriteString("<!DOCTYPE html>\n<html>\n<head><meta charset=\"utf-8\"><title>" + title + "</title></head>\n<body>\n")
+	data, isData := s.PageData(i)
+	if isData {
+		writeMasthead(b)
+	}
+	b.WriteString("<h1 id=\"top\">" + title + "</h1>\n<ul>\n")
 	for k, j := range s.links[i] {
 		b.WriteString(`<li><a href="` + linkForm(base, i, j, k) + `">page ` + strconv.Itoa(j) + "</a></li>\n")
 	}
@@ -79,7 +94,12 @@ func (s *Site) pageHead(b *bytes.Buffer, base string, i int) {
 	}
 	b.WriteString(`<a href="` + s.opts.Offsite + "page/" + strconv.Itoa(i) + `.html">elsewhere</a> ` +
 		`<a href="mailto:webmaster@offsite.invalid">mail</a> ` +
-		`<a href="javascript:void(0)">script</a></p>` + "\n<div class=\"text\">\n")
+		`<a href="javascript:void(0)">script</a></p>` + "\n")
+	if isData {
+		writeArticleHead(b, data)
+		return
+	}
+	b.WriteString("<div class=\"text\">\n")
 }
 
 // linkForm writes the link from page i to page j in one of the forms a

@@ -61,6 +61,11 @@ type Options struct {
 	// LogRequests keeps every request in order with its validators and
 	// status (Log).
 	LogRequests bool
+	// Data puts a title, a price, a date, a category and an author in
+	// every link-site page, and its text in an article among boilerplate
+	// (data.go; PageData is the truth). Pages, links and sizes stay as
+	// without it.
+	Data bool
 	// Products is how many products the shop sub-site and its JSON API
 	// serve (shop.go); default DefaultProducts.
 	Products int

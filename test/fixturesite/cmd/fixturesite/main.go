@@ -31,6 +31,7 @@ func main() {
 	flag.IntVar(&o.Products, "products", fixturesite.DefaultProducts, "shop products /shop/p/1..N (and the JSON API's items)")
 	flag.Uint64Var(&o.Seed, "seed", 1, "seed of the link choice")
 	flag.DurationVar(&o.Latency, "latency", 0, "latency added to every request")
+	flag.BoolVar(&o.Data, "data", false, "five fields and an article in every link-site page (extraction benchmarks)")
 	robots := flag.String("robots", "", "file whose contents replace robots.txt (default: allow all)")
 	flag.Parse()
 	if *robots != "" {
