@@ -30,6 +30,11 @@ func TestCompileErrors(t *testing.T) {
 			[]want{{field: 0, key: "xpath", text: "invalid XPath"}}},
 		{"xpath unknown function", Rule{Name: "a", Fields: []Field{{Name: "x", XPath: "nosuch(//a)"}}},
 			[]want{{field: 0, key: "xpath", text: "invalid XPath"}}},
+		// Text after a complete expression, which the XPath library ignores.
+		{"xpath trailing text", Rule{Name: "a", Fields: []Field{{Name: "v", XPath: "//li)"}, {Name: "w", XPath: "//li]"},
+			{Name: "x", XPath: "//li[1]]"}, {Name: "y", XPath: "//a/@href )"}, {Name: "z", XPath: "//li foo"}, {Name: "u", XPath: "//li,"}}},
+			[]want{{0, 0, "xpath", "unmatched ')'"}, {0, 1, "xpath", "unmatched ']'"}, {0, 2, "xpath", "unmatched ']'"},
+				{0, 3, "xpath", "unmatched ')'"}, {0, 4, "xpath", "unexpected text after"}, {0, 5, "xpath", "unexpected text after"}}},
 		{"bad jq syntax", Rule{Name: "a", Fields: []Field{{Name: "x", JSON: ".items["}}},
 			[]want{{field: 0, key: "json", text: "invalid jq expression"}}},
 		{"jq unknown function", Rule{Name: "a", Fields: []Field{{Name: "x", JSON: ".items | nosuch"}}},

@@ -424,7 +424,7 @@ func compileSel(k kind, css, xp, jq, re, text string) (s *sel, err error) {
 		}
 		s.css = g
 	case kindXPath:
-		x, err := xpath.Compile(xp)
+		x, err := compileXPath(xp)
 		if err != nil {
 			return nil, fmt.Errorf("invalid XPath %q: %v", xp, err)
 		}
@@ -451,4 +451,55 @@ func compileSel(k kind, css, xp, jq, re, text string) (s *sel, err error) {
 		}
 	}
 	return s, nil
+}
+
+// compileXPath compiles expr whole. The XPath library stops at the end of
+// the first complete expression and ignores what follows ("//li)", "//li
+// foo"), so a typo would select something else in silence: the expression
+// must also compile in parentheses (which the parser then closes, catching
+// a stray token) and its parentheses and brackets must balance outside
+// string literals (catching a stray closer the wrapping would absorb).
+func compileXPath(expr string) (*xpath.Expr, error) {
+	x, err := xpath.Compile(expr)
+	if err != nil {
+		return nil, err
+	}
+	if err := balanced(expr); err != nil {
+		return nil, err
+	}
+	if _, err := xpath.Compile("(" + expr + ")"); err != nil {
+		return nil, fmt.Errorf("unexpected text after the expression")
+	}
+	return x, nil
+}
+
+// balanced checks the ( ) and [ ] of an XPath expression outside its
+// string literals.
+func balanced(expr string) error {
+	var stack []byte
+	for i := 0; i < len(expr); i++ {
+		switch c := expr[i]; c {
+		case '\'', '"':
+			j := strings.IndexByte(expr[i+1:], c)
+			if j < 0 {
+				return fmt.Errorf("unterminated string at byte %d", i)
+			}
+			i += j + 1
+		case '(', '[':
+			stack = append(stack, c)
+		case ')', ']':
+			open := byte('(')
+			if c == ']' {
+				open = '['
+			}
+			if len(stack) == 0 || stack[len(stack)-1] != open {
+				return fmt.Errorf("unmatched %q at byte %d", c, i)
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) > 0 {
+		return fmt.Errorf("unclosed %q", stack[len(stack)-1])
+	}
+	return nil
 }

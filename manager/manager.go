@@ -73,7 +73,9 @@ type Config struct {
 	Redact func(reason string) string
 	// MaxAttempts is the tracker's, so that an item's last failed attempt
 	// is logged at warn level like a final failure: a dead letter deserves
-	// a line. 0: only final outcomes (404, ...) are warned about.
+	// a line, and so that a page failed by an invalid record counts it
+	// once, on that attempt. 0: only final outcomes (404, ...) are warned
+	// about, and an invalid record is counted on the page's first attempt.
 	MaxAttempts int
 	// Rules, when set, says what the crawl's rules make of an item by its
 	// key: the labels and priority of what a page discovers, and when a
@@ -465,7 +467,7 @@ func (m *Manager) process(ctx context.Context, j *job) {
 	page.Captures = caps
 	// Extract before saving: a page whose records fail validation (a
 	// captcha served with 200) is not kept, like one the scraper refuses.
-	sets, err := m.extract(ctx, page)
+	sets, err := m.extract(ctx, j.lease, page)
 	if err != nil {
 		j.err = err
 		m.observe(err, resp)

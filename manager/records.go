@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/tracker"
@@ -89,15 +90,15 @@ func (r *recordState) counts() map[string]RuleCount {
 	return maps.Clone(r.byRule)
 }
 
-// extract runs the Extractor over a page; nil without one.
-func (m *Manager) extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
+// extract runs the Extractor over the page of lease; nil without one.
+func (m *Manager) extract(ctx context.Context, lease tracker.Lease, p *saver.Page) ([]record.Set, error) {
 	if m.cfg.Extractor == nil {
 		return nil, nil
 	}
 	sets, err := m.cfg.Extractor.Extract(ctx, p)
 	if err != nil {
 		var ie InvalidError
-		if errors.As(err, &ie) {
+		if errors.As(err, &ie) && m.countsInvalid(lease, err) {
 			m.countInvalid(ie.InvalidRule(), 1)
 		}
 		return nil, fmt.Errorf("extract: %w", err)
@@ -114,6 +115,23 @@ func (m *Manager) extract(ctx context.Context, p *saver.Page) ([]record.Set, err
 		}
 	}
 	return sets, nil
+}
+
+// countsInvalid says whether the invalid record that fails lease's page
+// is counted on this attempt: a page is counted once, not once per
+// attempt, on the attempt that makes it a dead letter (a final outcome,
+// or the tracker's last attempt). A page that passes on a retry (a
+// captcha gone) counts none. Without Config.MaxAttempts the manager cannot
+// tell the last attempt, and counts the first.
+func (m *Manager) countsInvalid(lease tracker.Lease, err error) bool {
+	var o fetch.Outcome
+	switch {
+	case errors.As(err, &o) && o.Final():
+		return true
+	case m.cfg.MaxAttempts > 0:
+		return lease.Attempts >= m.cfg.MaxAttempts
+	}
+	return lease.Attempts <= 1
 }
 
 func (m *Manager) countInvalid(rule string, n int) {

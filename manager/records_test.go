@@ -33,9 +33,10 @@ import (
 // validation (as a captcha page would), pages in badBody are a body it
 // cannot read (final).
 type pageExtractor struct {
-	invalid map[string]bool
-	badBody map[string]bool
-	calls   sync.Map // key -> *atomic.Int64
+	invalid     map[string]bool
+	invalidOnce map[string]bool // invalid on the first attempt only (a captcha gone on retry)
+	badBody     map[string]bool
+	calls       sync.Map // key -> *atomic.Int64
 }
 
 var h1 = regexp.MustCompile(`<h1>page (\d+)</h1>`)
@@ -47,7 +48,10 @@ func (e invalidErr) InvalidRule() string { return e.rule }
 
 func (x *pageExtractor) Extract(_ context.Context, p *saver.Page) ([]record.Set, error) {
 	v, _ := x.calls.LoadOrStore(p.Key, new(atomic.Int64))
-	v.(*atomic.Int64).Add(1)
+	call := v.(*atomic.Int64).Add(1)
+	if x.invalidOnce[p.Key] && call == 1 {
+		return nil, invalidErr{"page", "field n: required, not found"}
+	}
 	if x.badBody[p.Key] {
 		return nil, fetch.Final("extract body", errors.New("body is not HTML"))
 	}
@@ -225,11 +229,13 @@ func TestRecordsFlushFailureIsNeverCompleted(t *testing.T) {
 func TestRecordFailuresAreDeadLetters(t *testing.T) {
 	const pages = 20
 	b := setup(t, pages, tracker.Options{MaxAttempts: 2})
-	x := &pageExtractor{invalid: map[string]bool{b.site.url(3): true}, badBody: map[string]bool{b.site.url(4): true}}
+	x := &pageExtractor{invalid: map[string]bool{b.site.url(3): true, b.site.url(6): true}, badBody: map[string]bool{b.site.url(4): true},
+		invalidOnce: map[string]bool{b.site.url(7): true}}
 	sink := newFileSink(t)
 	sink.failPut[b.site.url(5)] = true
 	fs := newFlaky(b)
-	sum := run(t, b.manager(t, nil, fs, manager.Config{Concurrency: 4, Batch: 4, Extractor: x, Records: sink}), time.Minute)
+	obs := &countingObserver{written: map[string]int{}, invalid: map[string]int{}}
+	sum := run(t, b.manager(t, nil, fs, manager.Config{Concurrency: 4, Batch: 4, Extractor: x, Records: sink, MaxAttempts: 2, Observer: obs}), time.Minute)
 	failed, err := b.tr.Failed(context.Background(), 0)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +244,8 @@ func TestRecordFailuresAreDeadLetters(t *testing.T) {
 	for _, f := range failed {
 		reasons[f.Key] = f.Reason
 	}
-	for i, want := range map[int]string{3: "extract: field n: required, not found", 4: "body is not HTML", 5: "records: put page: record: value"} {
+	for i, want := range map[int]string{3: "extract: field n: required, not found", 6: "extract: field n: required, not found",
+		4: "body is not HTML", 5: "records: put page: record: value"} {
 		if r, ok := reasons[b.site.url(i)]; !ok || !strings.Contains(r, want) {
 			t.Errorf("page %d: dead letter reason %q (present %v), want it to mention %q", i, r, ok, want)
 		}
@@ -255,16 +262,24 @@ func TestRecordFailuresAreDeadLetters(t *testing.T) {
 		}
 	}
 	got := sink.durable(t)
-	for _, i := range []int{3, 4, 5} {
+	for _, i := range []int{3, 4, 5, 6} {
 		if _, ok := got[b.site.url(i)+" page"]; ok {
 			t.Errorf("page %d has records in the sink", i)
 		}
 	}
-	if st := stats(t, b.tr); st.Failed != 3 || st.Done != pages-3 || len(got) != pages-3 {
-		t.Fatalf("stats %+v, %d Sets; want 3 failed, the rest done with records", st, len(got))
+	if st := stats(t, b.tr); st.Failed != 4 || st.Done != pages-4 || len(got) != pages-4 {
+		t.Fatalf("stats %+v, %d Sets; want 4 failed, the rest done with records", st, len(got))
 	}
-	if c := sum.Records["page"]; c.Invalid != 2 || c.Written != pages-3 {
-		t.Errorf("summary %+v: want 2 invalid (page 3, twice), %d written", sum.Records, pages-3)
+	if n := x.extracted(b.site.url(7)); n != 2 {
+		t.Errorf("page 7, invalid once, was extracted %d times, want 2", n)
+	}
+	// Pages 3 and 6 are dead letters for an invalid record: one each, not
+	// one per attempt; page 7 passed on its retry and counts none.
+	if c := sum.Records["page"]; c.Invalid != 2 || c.Written != pages-4 {
+		t.Errorf("summary %+v: want 2 invalid (pages 3 and 6, once each), %d written", sum.Records, pages-4)
+	}
+	if obs.invalid["page"] != 2 {
+		t.Errorf("the observer heard of %d invalid records, want 2", obs.invalid["page"])
 	}
 }
 

@@ -45,7 +45,11 @@ type LinkConfig struct {
 	Validate     Validate
 	SortQuery    bool         // normalise URLs with sorted query parameters
 	Logger       *slog.Logger // default slog.Default()
-	// Follow, when set, finds more links (scraper.follow), beside LinkRegex.
+	// Follow, when set, finds the links to follow (scraper.follow) instead
+	// of LinkRegex: the body is not scanned for links, and LinkRegex, when
+	// set, filters the followed URLs (it must match somewhere in the
+	// resolved, normalised URL). Page requisites are still found as without
+	// Follow (a mirror needs them), unfiltered.
 	Follow Finder
 	// Requests say how items are requested (scraper.requests); none: GET.
 	Requests []RequestTemplate
@@ -72,6 +76,7 @@ type Link struct {
 	norm       urlnorm.Options
 	log        *slog.Logger
 	follow     Finder
+	followOnly *matcher // LinkRegex as a filter of the followed URLs
 	requests   *requests
 }
 
@@ -92,6 +97,12 @@ func NewLink(cfg LinkConfig) (*Link, error) {
 	}
 	var err error
 	switch syn, ok := scanned[cfg.LinkRegex]; {
+	case cfg.Follow != nil && (cfg.LinkRegex == "" || ok):
+		// Follow finds the links; an attribute syntax filters nothing.
+	case cfg.Follow != nil:
+		if l.followOnly, err = compileMatcher("scraper.link_regex", cfg.LinkRegex, cfg.RegexTimeout); err != nil {
+			return nil, err
+		}
 	case cfg.LinkRegex == "":
 		l.syntax = scanned[HrefAttrRegex]
 		if l.requisites {
@@ -266,7 +277,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	var items []tracker.Item
 	var nf notFollowed
 	var scopeErr error
-	visitRef := func(ref string) bool {
+	visitRef := func(ref string, followed bool) bool {
 		if len(items) >= l.maxLinks {
 			nf.dropped++
 			return true
@@ -290,6 +301,9 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		}
 		seen[s] = struct{}{}
 		in, err := l.inScopeString(b, s)
+		if err == nil && in && followed && l.followOnly != nil {
+			in, err = l.followOnly.match(b, []byte(s))
+		}
 		if err != nil {
 			scopeErr = err
 			return false
@@ -300,7 +314,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		items = append(items, tracker.Item{Key: s, Depth: depth})
 		return true
 	}
-	visit := func(raw []byte) bool { return visitRef(attrValue(raw)) }
+	visit := func(raw []byte) bool { return visitRef(attrValue(raw), false) }
 	switch {
 	case l.requisites && isCSS(resp.ContentType):
 		scanCSS(resp.Body, visit)
@@ -308,6 +322,10 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		if isHTML(resp.ContentType) {
 			scanLinkTags(resp.Body, visit)
 			scanRequisites(resp.Body, true, visit)
+		}
+	case l.follow != nil: // the links are what Follow finds, below
+		if l.requisites && isHTML(resp.ContentType) {
+			scanLinkTags(resp.Body, visit) // stylesheets and icons, which the href scan would find
 		}
 	case l.link == nil:
 		scanAttrs(resp.Body, l.syntax, visit)
@@ -317,7 +335,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		}
 	}
 	if links && l.requisites && isHTML(resp.ContentType) {
-		scanRequisites(resp.Body, l.link != nil || !l.syntax.src, visit) // src unless the finder has them
+		scanRequisites(resp.Body, l.follow != nil || l.link != nil || !l.syntax.src, visit) // src unless the scan had them
 	}
 	if links && l.follow != nil && scopeErr == nil {
 		found, err := l.follow(ctx, item, resp)
@@ -325,7 +343,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return nil, err
 		}
 		for _, ref := range found {
-			if !visitRef(ref) {
+			if !visitRef(ref, true) {
 				break
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -136,5 +137,48 @@ func TestFollowFinder(t *testing.T) {
 	}
 	if want := []string{"7", "8"}; !slices.Equal(keys, want) {
 		t.Errorf("ID scraper found %v, want %v (not itself, once each)", keys, want)
+	}
+}
+
+// TestFollowReplacesLinkRegex: with scraper.follow, the links are what it
+// picks, not what link_regex (or the href scan) finds in the body;
+// link_regex, when set, filters the followed URLs; page requisites are
+// found as without follow, unfiltered.
+func TestFollowReplacesLinkRegex(t *testing.T) {
+	const body = `<html><head><link rel=stylesheet href="/site.css"></head><body>
+<a href="/p/9">a product link_regex finds</a> <a href="/about">about</a>
+<a class=next href="/p/2">next</a> <img src="/img/1.png"></body></html>`
+	follow := func(context.Context, tracker.Item, *fetch.Response) ([]string, error) {
+		return []string{"/p/2", "/q/3", "https://other.org/p/4"}, nil
+	}
+	for _, tc := range []struct {
+		name, linkRegex string
+		noRequisites    bool
+		want            []string
+	}{
+		{"regex filters", `/p/\d+$`, true, []string{"/p/2"}},
+		{"regex filters, requisites kept", `/p/\d+$`, false, []string{"/site.css", "/img/1.png", "/p/2"}},
+		{"no regex", "", true, []string{"/p/2", "/q/3"}},
+		{"an attribute syntax filters nothing", HrefAttrRegex, true, []string{"/p/2", "/q/3"}},
+		{"a regex matching nothing followed", `/nothing/`, true, nil},
+	} {
+		l, err := NewLink(LinkConfig{Seeds: []string{"https://a.org/"}, LinkRegex: tc.linkRegex, NoRequisites: tc.noRequisites, Follow: follow})
+		if err != nil {
+			t.Fatal(err)
+		}
+		items, err := l.Scrape(context.Background(), tracker.Item{Key: "https://a.org/list"}, page("https://a.org/list", "text/html", body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		var want []string
+		for _, p := range tc.want {
+			want = append(want, "https://a.org"+p)
+		}
+		if got := keys(items); !slices.Equal(got, want) {
+			t.Errorf("%s: followed %v, want %v", tc.name, got, want)
+		}
+	}
+	if _, err := NewLink(LinkConfig{Seeds: []string{"https://a.org/"}, LinkRegex: `(`, Follow: follow}); err == nil || !strings.Contains(err.Error(), "scraper.link_regex") {
+		t.Errorf("a bad link_regex beside follow: %v", err)
 	}
 }

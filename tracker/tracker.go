@@ -347,15 +347,15 @@ const (
 // Options are the settings every tracker shares. The zero value means the
 // defaults noted on each field.
 type Options struct {
-	MaxAttempts  int           // attempts before an item is failed; default DefaultMaxAttempts
-	BackoffBase  time.Duration // first retry delay; default DefaultBackoffBase
-	BackoffMax   time.Duration // cap of the exponential backoff; default DefaultBackoffMax
+	MaxAttempts int           // attempts before an item is failed; default DefaultMaxAttempts
+	BackoffBase time.Duration // first retry delay; default DefaultBackoffBase
+	BackoffMax  time.Duration // cap of the exponential backoff; default DefaultBackoffMax
 	// MaxRetryAfter caps a failure's RetryAfter, which is honoured whatever
 	// the backoff; default DefaultMaxRetryAfter.
 	MaxRetryAfter time.Duration
-	RequeueBatch int           // expired leases requeued per checkout; default 100
-	Clock        Clock         // default the system clock
-	Limits       Limits        // default unlimited
+	RequeueBatch  int    // expired leases requeued per checkout; default 100
+	Clock         Clock  // default the system clock
+	Limits        Limits // default unlimited
 }
 
 // WithDefaults returns o with zero fields set to their defaults.

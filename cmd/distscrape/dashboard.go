@@ -100,8 +100,10 @@ func serveDashboard(ctx context.Context, ln net.Listener, cfg *config.Config, tr
 	if crawlWide {
 		mh = newMetrics(cfg.Crawl, "dashboard", tr, true).Handler()
 	}
+	records, closeRecords := dashboardRecords(cfg)
+	defer closeRecords()
 	srv, err := dashboard.New(dashboard.Config{Inspector: tr, Crawl: cfg.Crawl, Token: cfg.Dashboard.Token,
-		ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl),
+		Records: records, ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl),
 		Normalize: func(raw string) (string, error) { // as distscrape lookup reads a key
 			it, err := cfg.Scraper.SeedItem(raw)
 			return it.Key, err

@@ -140,7 +140,7 @@ A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape w
 		OnUsageError: commandUsageError,
 		Commands: []*cli.Command{
 			crawlCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), pauseCommand(), resumeCommand(), statusCommand(),
-			failedCommand(), lookupCommand(), waczCommand(), recrawlCommand(), dashboardCommand(), resetCommand(), checkCommand(), versionCommand(), completionCommand(),
+			failedCommand(), lookupCommand(), waczCommand(), recrawlCommand(), extractCommand(), dashboardCommand(), resetCommand(), checkCommand(), versionCommand(), completionCommand(),
 		},
 		ExitErrHandler:  func(*cli.Context, error) {}, // main decides the exit code
 		CommandNotFound: commandNotFound,

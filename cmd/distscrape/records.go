@@ -336,6 +336,23 @@ func (r prefixReader) Versions(ctx context.Context, key, rule string) ([]record.
 	return r.unprefixed(sets), err
 }
 
+// Counts counts the prefixed tables under the rules' names.
+func (r prefixReader) Counts(ctx context.Context) (map[string]record.RuleCounts, error) {
+	counts, err := countRecords(ctx, r.Reader)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]record.RuleCounts{}
+	for rule, c := range counts {
+		if rule, ok := strings.CutPrefix(rule, r.prefix); ok {
+			out[rule] = c
+		}
+	}
+	return out, nil
+}
+
+var _ record.Counter = prefixReader{}
+
 func (r prefixReader) unprefixed(sets []record.Set) []record.Set {
 	out := sets[:0]
 	for _, s := range sets {
@@ -360,22 +377,28 @@ func renamed(s record.Set, rule string) record.Set {
 
 // storedCounts counts the records the sink holds now, by rule: what the
 // whole crawl wrote (the current version of each page's records), and how
-// many of them are invalid ones kept by on_invalid: keep.
+// many of them are invalid ones kept by on_invalid: keep. A reader that
+// counts (record.Counter: the SQL sinks, a count per table) is asked to;
+// another is read whole.
 func storedCounts(ctx context.Context, rd record.Reader) (map[string]manager.RuleCount, error) {
+	counts, err := countRecords(ctx, rd)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]manager.RuleCount, len(counts))
+	for rule, c := range counts {
+		out[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid}
+	}
+	return out, nil
+}
+
+func countRecords(ctx context.Context, rd record.Reader) (map[string]record.RuleCounts, error) {
+	if c, ok := rd.(record.Counter); ok {
+		return c.Counts(ctx)
+	}
 	sets, err := rd.Sets(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]manager.RuleCount{}
-	for _, s := range sets {
-		c := out[s.Rule]
-		for _, r := range s.Records {
-			c.Written++
-			if r.Status == record.Invalid {
-				c.Invalid++
-			}
-		}
-		out[s.Rule] = c
-	}
-	return out, nil
+	return record.CountSets(sets), nil
 }

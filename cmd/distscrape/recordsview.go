@@ -11,9 +11,11 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/dashboard"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/tracker"
@@ -76,6 +78,48 @@ func readableRecords(ctx context.Context, cfg *config.Config) (record.Reader, er
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return openRecordReader(ctx, cfg)
+}
+
+// dashboardRecords is the dashboard's source of record counts: the sink
+// read as status reads it, through one reader opened once the sink exists
+// (until then, none); nil without extract rules. The func it returns
+// closes the reader.
+func dashboardRecords(cfg *config.Config) (dashboard.RecordCounts, func()) {
+	if cfg.Records.Kind == "" {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	var rd record.Reader
+	count := func(ctx context.Context) (map[string]dashboard.RuleRecords, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if rd == nil {
+			r, err := readableRecords(ctx, cfg)
+			if errors.Is(err, errNoRecords) {
+				return nil, nil
+			}
+			if err != nil {
+				return nil, err
+			}
+			rd = r
+		}
+		counts, err := storedCounts(ctx, rd)
+		if err != nil {
+			return nil, err
+		}
+		out := make(map[string]dashboard.RuleRecords, len(counts))
+		for rule, c := range counts {
+			out[rule] = dashboard.RuleRecords{Written: c.Written, Invalid: c.Invalid}
+		}
+		return out, nil
+	}
+	return count, func() {
+		mu.Lock()
+		defer mu.Unlock()
+		if rd != nil {
+			rd.Close()
+		}
+	}
 }
 
 // printRecordsStatus writes the status lines of the records.

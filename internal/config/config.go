@@ -90,7 +90,8 @@ type Scraper struct {
 	BreadthFirst bool           `yaml:"breadth_first"` // items no priority rule matches: 9 minus depth (shallower first)
 
 	// Follow picks what a page leads to by selector (see extract.go):
-	// links in a link crawl, IDs in an ID crawl, beside link_regex/id_regex.
+	// links in a link crawl, instead of scanning the body (link_regex then
+	// filters them), IDs in an ID crawl, beside id_regex.
 	Follow []Follow `yaml:"follow"`
 	// Requests say how an item is requested: the first whose match the
 	// item's key matches decides (see extract.go); none: a GET.

@@ -61,7 +61,6 @@ type Records struct {
 	Path        string `yaml:"path"`         // sqlite: default "out/records.db"
 	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full
 	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres: before each rule's name, e.g. "shop_"
-	Batch       int    `yaml:"batch"`        // sqlite, postgres: Sets written per statement batch; default 500
 }
 
 // Follow is one scraper.follow entry: exactly one selector; Attr with CSS
@@ -91,7 +90,6 @@ const (
 	DefaultRecordsDir  = "out/records"
 	DefaultRecordsPath = "out/records.db"
 	DefaultRotateBytes = 256 * MiB
-	DefaultRecordBatch = 500
 )
 
 // RequestMethods are the methods scraper.requests accepts.
@@ -119,9 +117,6 @@ func (c *Config) applyExtractDefaults() {
 		}
 	case "sqlite":
 		setStr(&rec.Path, DefaultRecordsPath)
-		setInt(&rec.Batch, DefaultRecordBatch)
-	case "postgres":
-		setInt(&rec.Batch, DefaultRecordBatch)
 	}
 	for i := range c.Scraper.Follow {
 		f := &c.Scraper.Follow[i]
@@ -266,7 +261,7 @@ func (c *Config) validateRecords(p *problems) {
 			path string
 			set  bool
 		}{{"records.dir", r.Dir != ""}, {"records.path", r.Path != ""}, {"records.url", r.URL != ""},
-			{"records.table_prefix", r.TablePrefix != ""}, {"records.batch", r.Batch != 0}, {"records.rotate_bytes", r.RotateBytes != 0}} {
+			{"records.table_prefix", r.TablePrefix != ""}, {"records.rotate_bytes", r.RotateBytes != 0}} {
 			if k.set {
 				p.add(k.path, "no records are written: the config has no extract rules")
 			}
@@ -280,9 +275,9 @@ func (c *Config) validateRecords(p *problems) {
 		p.add("records.kind", "no records are written: the config has no extract rules")
 	}
 	applies := map[string][]string{"dir": {"jsonl"}, "rotate_bytes": {"jsonl"}, "path": {"sqlite"}, "url": {"postgres"},
-		"table_prefix": {"sqlite", "postgres"}, "batch": {"sqlite", "postgres"}}
+		"table_prefix": {"sqlite", "postgres"}}
 	for key, set := range map[string]bool{"dir": r.Dir != "", "rotate_bytes": r.RotateBytes != 0, "path": r.Path != "",
-		"url": r.URL != "", "table_prefix": r.TablePrefix != "", "batch": r.Batch != 0} {
+		"url": r.URL != "", "table_prefix": r.TablePrefix != ""} {
 		if set && !slices.Contains(applies[key], r.Kind) {
 			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", strings.Join(applies[key], " and "), r.Kind)
 		}
@@ -307,9 +302,6 @@ func (c *Config) validateRecords(p *problems) {
 				p.add("records.url", "sslmode=%s: want one of %s", quote(m), strings.Join(sslModes, ", "))
 			}
 		}
-	}
-	if r.Kind != "jsonl" {
-		intRange(p, "records.batch", r.Batch, 1, 100000)
 	}
 	if r.TablePrefix != "" && !prefixRE.MatchString(r.TablePrefix) {
 		p.add("records.table_prefix", "%s: use lower-case letters, digits and '_', starting with a letter or '_'", quote(r.TablePrefix))

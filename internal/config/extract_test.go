@@ -39,7 +39,6 @@ records:
   kind: postgres
   url: 'postgres://crawler:${PGPASSWORD}@db.internal:5432/shop?sslmode=verify-full'
   table_prefix: shop_
-  batch: 200
 `
 
 // api is an ID crawl of a JSON API, each item fetched with a POST.
@@ -87,7 +86,7 @@ func TestExtractConfigs(t *testing.T) {
 	if c.Scraper.Follow[0].Attr != "href" || c.Scraper.Follow[0].Kind != "url" || c.Scraper.Follow[1].Attr != "" {
 		t.Errorf("follow defaults: %+v", c.Scraper.Follow)
 	}
-	if c.Records.Kind != "postgres" || c.Records.Batch != 200 || c.Records.Dir != "" {
+	if c.Records.Kind != "postgres" || c.Records.Dir != "" {
 		t.Errorf("records: %+v", c.Records)
 	}
 	out, err := Marshal(c.Redacted())
@@ -212,15 +211,16 @@ func TestBadExtract(t *testing.T) {
 		{"records dir with sqlite", head + oneRule + "records: {kind: sqlite, dir: out}\n", "records.dir", "applies to records.kind jsonl only"},
 		{"records path with jsonl", head + oneRule + "records: {kind: jsonl, path: a.db}\n", "records.path", "applies to records.kind sqlite only"},
 		{"records url with sqlite", head + oneRule + "records: {kind: sqlite, url: 'postgres://h/db'}\n", "records.url", "applies to records.kind postgres only"},
-		{"records batch with jsonl", head + oneRule + "records: {batch: 10}\n", "records.batch", "applies to records.kind sqlite and postgres only"},
 		{"records rotate_bytes with sqlite", head + oneRule + "records: {kind: sqlite, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl only"},
 		{"records table_prefix with jsonl", head + oneRule + "records: {table_prefix: a_}\n", "records.table_prefix", "applies to records.kind sqlite and postgres only"},
 		{"records postgres without url", head + oneRule + "records: {kind: postgres}\n", "records.url", "required when records.kind is postgres"},
 		{"records postgres url scheme", head + oneRule + "records: {kind: postgres, url: 'mysql://h/db'}\n", "records.url", `scheme "mysql" not allowed (want postgres:// or postgresql://)`},
 		{"records postgres sslmode", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db?sslmode=yes'}\n", "records.url", `sslmode="yes"`},
 		{"records postgres unset variable", head + oneRule + "records: {kind: postgres, url: 'postgres://u:${NOPE}@h/db'}\n", "records.url", "environment variable NOPE is not set"},
-		{"records batch zero", head + oneRule + "records: {kind: sqlite, batch: 0}\n", "records.batch", "0 is not a valid setting"},
-		{"records batch huge", head + oneRule + "records: {kind: sqlite, batch: 1000000}\n", "records.batch", "out of range (1 to 100000)"},
+		// records.batch was accepted and did nothing: it is gone, and says what to do.
+		{"records batch", head + oneRule + "records: {kind: sqlite, batch: 10}\n", "records.batch", "unknown key: remove it; a sink writes"},
+		{"records batch with jsonl", head + oneRule + "records: {batch: 10}\n", "records.batch", "unknown key: remove it"},
+		{"records batch postgres", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db', batch: 500}\n", "records.batch", "in one transaction"},
 		{"records rotate_bytes small", head + oneRule + "records: {rotate_bytes: 1KiB}\n", "records.rotate_bytes", "out of range (1MiB to 1TiB)"},
 		{"records table_prefix", head + oneRule + "records: {kind: sqlite, table_prefix: Shop-}\n", "records.table_prefix", "use lower-case letters"},
 		{"records misspelt", head + oneRule + "records: {knd: sqlite}\n", "records.knd", "did you mean kind?"},

@@ -310,6 +310,13 @@ func resolve(n *yaml.Node) *yaml.Node {
 	return n
 }
 
+// removedKeys are keys a config may still hold that no longer exist, with
+// what to do instead: a did-you-mean would point elsewhere.
+var removedKeys = map[string]string{
+	"records.batch": "remove it; a sink writes the records of the pages a worker completes together " +
+		"in one transaction (their number follows tracker.batch)",
+}
+
 func (d *decoder) structFrom(n *yaml.Node, v reflect.Value, path string, depth int) {
 	if n.Kind != yaml.MappingNode {
 		d.p.addAt(path, n.Line, "expected a mapping (key: value), got %s", kindWord(n))
@@ -327,6 +334,10 @@ func (d *decoder) structFrom(n *yaml.Node, v reflect.Value, path string, depth i
 			continue
 		}
 		idx, ok := fields[k.Value]
+		if why, gone := removedKeys[full]; !ok && gone {
+			d.p.addAt(full, k.Line, "unknown key: %s", why)
+			continue
+		}
 		if !ok {
 			d.p.addAt(full, k.Line, "unknown key%s", suggest(k.Value, path, v.Type()))
 			continue

@@ -13,7 +13,7 @@ var zeroMeansDefault = []string{
 	"fetch.concurrency", "fetch.per_host_concurrency", "fetch.timeout",
 	"fetch.max_body", "fetch.max_redirects", "fetch.max_retry_after",
 	"saver.concurrency",
-	"records.batch", "records.rotate_bytes",
+	"records.rotate_bytes",
 	"notify.dead_letter_rate.threshold", "notify.dead_letter_rate.window", "notify.summary_every",
 	"notify.tracker_down_after", "notify.timeout", "notify.attempts", "notify.queue",
 }
@@ -39,8 +39,6 @@ func checkExplicitZeros(cfg *Config, p *problems, env lookupFunc) {
 // defaultOf is the default of a key of zeroMeansDefault, for the message.
 func defaultOf(path string) any {
 	switch path { // defaults of a records kind: ApplyDefaults sets them only for rules of that kind
-	case "records.batch":
-		return DefaultRecordBatch
 	case "records.rotate_bytes":
 		return DefaultRotateBytes
 	}

@@ -57,6 +57,9 @@ type Config struct {
 	// Normalize turns what an operator typed into the item's key, as seed
 	// and lookup do (a URL's host lower-cased...); nil keeps it as typed.
 	Normalize func(string) (string, error)
+	// Records, when set, counts the crawl's records by rule for the
+	// overview (written and kept invalid, at most every 5 s).
+	Records RecordCounts
 	// Metrics, when set, is served at /metrics (behind the token).
 	Metrics  http.Handler
 	Interval time.Duration // default DefaultInterval
@@ -77,6 +80,7 @@ type Server struct {
 	snap    []byte              // the last snapshot, JSON
 	subs    map[chan []byte]struct{}
 	hosts   hostCache
+	recs    recordSampler
 }
 
 // New checks cfg and builds the server.

@@ -93,6 +93,9 @@ type Snapshot struct {
 	ETA     float64      `json:"eta"`
 	Workers []workerView `json:"workers"`
 	Series  [][2]float64 `json:"series"` // the last hour, 10-sample steps
+	// Records are the crawl's records by rule (Config.Records); absent
+	// without a source.
+	Records *recordsView `json:"records,omitempty"`
 	Error   string       `json:"error,omitempty"`
 }
 
@@ -115,6 +118,7 @@ func (s *Server) tick(ctx context.Context, now time.Time) {
 	if err == nil {
 		ws, err = s.cfg.Inspector.Workers(cctx)
 	}
+	snap.Records = s.records(cctx, now)
 	if ctx.Err() != nil {
 		return
 	}

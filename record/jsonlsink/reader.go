@@ -23,7 +23,10 @@ type Reader struct {
 	dir, crawl string
 }
 
-var _ record.Reader = (*Reader)(nil)
+var (
+	_ record.Reader  = (*Reader)(nil)
+	_ record.Counter = (*Reader)(nil)
+)
 
 // NewReader returns a reader of crawl's files in dir.
 func NewReader(dir, crawl string) *Reader { return &Reader{dir: dir, crawl: crawl} }
@@ -220,6 +223,16 @@ func (r *Reader) Versions(ctx context.Context, key, rule string) ([]record.Set, 
 		out = out[len(out)-keep:]
 	}
 	return out, nil
+}
+
+// Counts counts the current records by rule. A jsonl file has no index:
+// it reads every Set, as Sets does.
+func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, error) {
+	sets, err := r.Sets(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return record.CountSets(sets), nil
 }
 
 // Close does nothing: a Reader holds no file between calls.

@@ -20,7 +20,10 @@ type Reader struct {
 	crawl  string
 }
 
-var _ record.Reader = (*Reader)(nil)
+var (
+	_ record.Reader  = (*Reader)(nil)
+	_ record.Counter = (*Reader)(nil)
+)
 
 // NewReader connects to cfg.URL to read crawl's records.
 func NewReader(ctx context.Context, cfg Config, crawl string) (*Reader, error) {
@@ -45,6 +48,34 @@ func (r *Reader) Get(ctx context.Context, key string) ([]record.Set, error) {
 // Versions returns the kept versions of (key, rule), oldest first.
 func (r *Reader) Versions(ctx context.Context, key, rule string) ([]record.Set, error) {
 	return r.query(ctx, key, true, rule)
+}
+
+// Counts counts the current records of each rule's table, a count per
+// table, without reading the rows.
+func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, error) {
+	out := map[string]record.RuleCounts{}
+	var exists bool
+	if err := r.pool.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL`, recordcodec.RulesTable).Scan(&exists); err != nil {
+		return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: %w", err)))
+	}
+	if !exists {
+		return out, nil // no sink made its tables yet
+	}
+	stored, err := storedFields(ctx, r.pool)
+	if err != nil {
+		return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: %w", err)))
+	}
+	for rule := range stored {
+		var c record.RuleCounts
+		q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE status = $2) FROM %s WHERE crawl = $1`, recordcodec.Quote(rule))
+		if err := r.pool.QueryRow(ctx, q, r.crawl, string(record.Invalid)).Scan(&c.Records, &c.Invalid); err != nil {
+			return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: rule %s: %w", rule, err)))
+		}
+		if c.Records > 0 {
+			out[rule] = c
+		}
+	}
+	return out, nil
 }
 
 func (r *Reader) query(ctx context.Context, key string, versions bool, rule string) ([]record.Set, error) {

@@ -71,6 +71,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Concurrent", testConcurrent},
 		{"Close", testClose},
 		{"Crawls", testCrawls},
+		{"Counts", testCounts},
 		{"Migrate", testMigrate},
 		{"KilledWriter", testKilledWriter},
 	}

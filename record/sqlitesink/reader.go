@@ -19,7 +19,10 @@ type Reader struct {
 	crawl string
 }
 
-var _ record.Reader = (*Reader)(nil)
+var (
+	_ record.Reader  = (*Reader)(nil)
+	_ record.Counter = (*Reader)(nil)
+)
 
 // NewReader opens a reader of crawl's records in the database at path.
 func NewReader(ctx context.Context, path, crawl string) (*Reader, error) {
@@ -54,6 +57,30 @@ func (r *Reader) Get(ctx context.Context, key string) ([]record.Set, error) {
 // Versions returns the kept versions of (key, rule), oldest first.
 func (r *Reader) Versions(ctx context.Context, key, rule string) ([]record.Set, error) {
 	return r.query(ctx, key, true, rule)
+}
+
+// Counts counts the current records of each rule's table, a count per
+// table, without reading the rows.
+func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, error) {
+	stored, err := storedFields(ctx, r.db)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return map[string]record.RuleCounts{}, nil // no sink made its tables yet
+		}
+		return nil, fmt.Errorf("sqlitesink: %w", err)
+	}
+	out := map[string]record.RuleCounts{}
+	for rule := range stored {
+		var c record.RuleCounts
+		q := fmt.Sprintf(`SELECT count(*), coalesce(sum(status = '%s'), 0) FROM %s WHERE crawl = ?`, record.Invalid, recordcodec.Quote(rule))
+		if err := r.db.QueryRowContext(ctx, q, r.crawl).Scan(&c.Records, &c.Invalid); err != nil {
+			return nil, fmt.Errorf("sqlitesink: rule %s: %w", rule, err)
+		}
+		if c.Records > 0 {
+			out[rule] = c
+		}
+	}
+	return out, nil
 }
 
 // query reads the rows of crawl (and key when not ""), of every rule or of

@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"reflect"
 	"regexp"
 	"strings"
 	"sync"
@@ -18,8 +17,6 @@ import (
 	"github.com/distscrape/distscrape/internal/smtptest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
-	"github.com/distscrape/distscrape/tracker"
-	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
 // hookReceiver keeps the JSON events a webhook of the test receives.
@@ -58,19 +55,6 @@ func (h *hookReceiver) got() ([]string, []string) {
 	return append([]string(nil), h.kinds...), append([]string(nil), h.auth...)
 }
 
-// requireRedisClaimer: the fleet's "once" needs the Redis engine's
-// tracker.SharedStore (Claim). Until tracker/redistracker implements it,
-// the test says so and stops; the rule itself is tested on the memory
-// engine's claims in internal/notify (TestFleetSendsEachEventOnce).
-func requireRedisClaimer(t *testing.T) {
-	claimer := reflect.TypeFor[tracker.SharedStore]()
-	for _, e := range []reflect.Type{reflect.TypeFor[*redistracker.Tracker](), reflect.TypeFor[*redistracker.Partitioned]()} {
-		if !e.Implements(claimer) {
-			t.Skipf("%v does not implement tracker.SharedStore yet (Claim: one SET NX PX)", e)
-		}
-	}
-}
-
 const (
 	notifyPassword = "smtp-Pass#word/42"
 	notifyToken    = "hook-bearer-token-0042"
@@ -81,7 +65,6 @@ const (
 // webhook, a Slack-form webhook and by e-mail (STARTTLS, AUTH PLAIN).
 // No secret shows in the workers' output or in `check`.
 func TestNotifyFleetOnce(t *testing.T) {
-	requireRedisClaimer(t)
 	for _, tc := range []struct {
 		name, limits, kind, slack string
 	}{

@@ -141,8 +141,13 @@ func TestScrapeShopIntoSQLite(t *testing.T) {
 		shopScraper(site), "fetch: {concurrency: 8, timeout: 10s}", "saver: {kind: none}",
 		shopRules, "records: {kind: sqlite, path: out/shop.db}")
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != 0 {
+	r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress")
+	if r.Code != 0 {
 		t.Fatalf("crawl: %s", r)
+	}
+	// Each captcha page counts its invalid record once, whatever its attempts.
+	if want := fmt.Sprintf("product %d (%d invalid)", len(site.ProductURLs()), len(site.CaptchaURLs())); !strings.Contains(r.Stdout, want) {
+		t.Errorf("summary: want %q\n%s", want, r)
 	}
 
 	db, err := sql.Open("sqlite", filepath.Join(dir, "out", "shop.db"))
@@ -195,7 +200,7 @@ func TestScrapeShopIntoSQLite(t *testing.T) {
 
 	checkCaptchas(t, site, deadLetters(t, cmd, cfg), false)
 
-	r := cmd.Run(t, time.Minute, "status", "-c", cfg)
+	r = cmd.Run(t, time.Minute, "status", "-c", cfg)
 	if want := fmt.Sprintf("records in SQLite out/shop.db: listing %d, product %d\n", len(site.Products()), len(site.ProductURLs())); r.Code != 0 || !strings.Contains(r.Stdout, want) {
 		t.Errorf("status: want %q\n%s", want, r)
 	}

@@ -82,6 +82,15 @@ import (
 //	                     "#" → the last id given (ids are small: 1, 2, ...)
 //	lstats       hash    per-label counters "<id>:<state>" (pending leased
 //	                     delayed done failed added), labeled items only
+//	shared:<name>  string  a tracker.SharedStore value, "<expires ms>:<value>"
+//	                       (redis_shared.go); expiry is by the tracker's
+//	                       clock, read from the value, and the key expires
+//	                       (PEXPIREAT) at the later of that time and the
+//	                       Redis clock's now + ttl, for cleanup only
+//	sharedf:<name> hash    a SharedStore name's fields: field →
+//	                       "<expires ms>:<value>", the key expiring with its
+//	                       last field as above. Not "shared:<name>:f": a
+//	                       name may hold ':' and would meet another's key
 //
 // A crawl that uses no priority, label nor revisit creates none of these
 // three and writes its entries and records as before (lua/lib: meta).
@@ -150,6 +159,8 @@ const (
 	sfxHostRate     = "rate:"
 	sfxHostPermits  = "conc:"
 	sfxHostDelay    = "delay:"
+	sfxShared       = "shared:"
+	sfxSharedFields = "sharedf:"
 	sfxPartitions   = "partitions"
 	sfxGrantLock    = "grant"
 	sfxOverflow     = "ranges"
@@ -283,6 +294,10 @@ func (k crawlKeys) hostPermits(host string) string { return k.prefix + sfxHostPe
 
 func (k crawlKeys) hostDelay(host string) string { return k.prefix + sfxHostDelay + host }
 
+func (k crawlKeys) shared(name string) string { return k.prefix + sfxShared + name }
+
+func (k crawlKeys) sharedFields(name string) string { return k.prefix + sfxSharedFields + name }
+
 // legacyLeases is layout 1's leases zset (migrations.go).
 func (k crawlKeys) legacyLeases() string { return k.prefix + sfxLegacyLeases }
 
@@ -320,9 +335,13 @@ func (k crawlKeys) pattern() string { return k.prefix + "*" }
 //	obx         hash    outbox entry id → its add arguments, each value
 //	                    length-prefixed ("<len>:<value>")
 //
-// And one in partition 0's slot, with limits only (Partitioned.Checkout):
+// And in partition 0's slot:
 //
 //	grant       string  a short lock that serializes grants under max_pages
+//	                    (with limits only: Partitioned.Checkout)
+//	shared:<name>, sharedf:<name>  every SharedStore value and field of the
+//	                    crawl (redis_shared.go): a Claim must see every
+//	                    other Claim of its name, so all live in one slot
 const maxPartitions = 1024
 
 // newPartitionKeys returns the keys of partition p of a crawl with n

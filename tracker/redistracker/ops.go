@@ -32,6 +32,9 @@ var (
 	opHostPermit   = define(op[hostPermitArgs, [2]int64]{name: "host permit", fn: "hostpermit", bare: true, keys: hostKey[hostPermitArgs], reply: decodePair})
 	opOutboxDone   = define(op[outboxDoneArgs, int64]{name: "outbox done", fn: "outboxdone", bare: true, keys: outboxKeys, reply: decodeInt})
 	opHostUnpermit = define(op[hostUnpermitArgs, int64]{name: "host unpermit", fn: "hostunpermit", bare: true, keys: hostKey[hostUnpermitArgs], reply: decodeInt})
+	opSharedPut    = define(op[sharedSetArgs, int64]{name: "shared put", fn: "sharedput", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})
+	opSharedClaim  = define(op[sharedSetArgs, int64]{name: "shared claim", fn: "sharedclaim", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})
+	opSharedField  = define(op[sharedFieldArgs, int64]{name: "shared field", fn: "sharedfield", bare: true, keys: sharedKey[sharedFieldArgs], reply: decodeInt})
 )
 
 // opDef is what the library needs of an operation.
@@ -103,6 +106,14 @@ func hostKey[A interface {
 	hostKey(crawlKeys) string
 }](k crawlKeys, a A) []string {
 	return []string{a.hostKey(k)}
+}
+
+// sharedKey: one SharedStore key, named by the arguments.
+func sharedKey[A interface {
+	argList
+	sharedKey(crawlKeys) string
+}](k crawlKeys, a A) []string {
+	return []string{a.sharedKey(k)}
 }
 
 // errReply is a reply of an unexpected shape.

@@ -1,6 +1,10 @@
 package redistracker
 
-import "time"
+import (
+	"time"
+
+	"github.com/distscrape/distscrape/tracker"
+)
 
 // The typed arguments of the operations (ops.go), each field one ARGV
 // value from 6 on, in the order of the Lua function's header.
@@ -230,3 +234,38 @@ type hostUnpermitArgs struct{ host, id string }
 func (a hostUnpermitArgs) argv() []any { return []any{a.id} }
 
 func (a hostUnpermitArgs) hostKey(k crawlKeys) string { return k.hostPermits(a.host) }
+
+// sharedSetArgs: lua/ops/sharedput.lua and sharedclaim.lua.
+type sharedSetArgs struct {
+	name  string
+	value sharedValue
+}
+
+func (a sharedSetArgs) argv() []any { return a.value.argv() }
+
+func (a sharedSetArgs) sharedKey(k crawlKeys) string { return k.shared(a.name) }
+
+// sharedFieldArgs: lua/ops/sharedfield.lua.
+type sharedFieldArgs struct {
+	name, field string
+	value       sharedValue
+}
+
+func (a sharedFieldArgs) argv() []any {
+	return append([]any{a.field}, append(a.value.argv(), tracker.MaxSharedFields)...)
+}
+
+func (a sharedFieldArgs) sharedKey(k crawlKeys) string { return k.sharedFields(a.name) }
+
+// sharedValue is a SharedStore value as the shared operations take it:
+// ARGV "<expires ms>:<value>", expires (ms of the tracker's clock) and the
+// ttl (ms, for the key's cleanup).
+type sharedValue struct {
+	value   []byte
+	expires int64
+	ttl     time.Duration
+}
+
+func (v sharedValue) argv() []any {
+	return []any{encodeShared(v.expires, v.value), v.expires, (v.ttl + time.Millisecond - 1).Milliseconds()}
+}

@@ -95,10 +95,12 @@ const idBlock = 1 << 16
 // emptyBackoff is how long a worker skips a partition it found empty.
 const emptyBackoff = 500 * time.Millisecond
 
-// Engine is what Open returns: the tracker contract and the fleet-wide
-// per-host rate and permits (fetch.FleetLimiter, fetch.FleetPermits).
+// Engine is what Open returns: the tracker contract, the fleet's shared
+// values (tracker.SharedStore) and the fleet-wide per-host rate and permits
+// (fetch.FleetLimiter, fetch.FleetPermits).
 type Engine interface {
 	tracker.Engine
+	tracker.SharedStore
 	ReserveHost(ctx context.Context, host string, interval, maxWait time.Duration) (time.Duration, bool, error)
 	AcquireHost(ctx context.Context, host string, limit int, ttl time.Duration) (func(), bool, time.Duration, error)
 }

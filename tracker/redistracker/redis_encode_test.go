@@ -21,6 +21,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"checkoutPaused": strconv.Itoa(checkoutPaused), "checkoutMaxPages": strconv.Itoa(checkoutMaxPages),
 		"checkoutMaxBytes": strconv.Itoa(checkoutMaxBytes),
 		"workerMemory":     strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
+		"sharedHeld": strconv.Itoa(sharedHeld), "sharedSet": strconv.Itoa(sharedSet), "sharedFull": strconv.Itoa(sharedFull),
 	}
 	lib, err := libSource()
 	if err != nil {

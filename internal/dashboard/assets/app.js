@@ -96,6 +96,7 @@
     if (s.error) set('error', s.error);
     if (!readOnly) { $('pause').disabled = !!st.paused; $('resume').disabled = !st.paused; }
     chart(s.series || []);
+    records(s.records);
     workers(s.workers || [], now);
     if (st.failed !== lastFailed) { // new dead letters (or requeued): refresh the first page
       lastFailed = st.failed;
@@ -113,6 +114,27 @@
       (w - (t1 - p[0]) / span * w).toFixed(1) + ',' + (h - 4 - p[1] / maxY * (h - 8)).toFixed(1)).join(' '));
     set('chart-max', maxY.toFixed(1));
     set('chart-span', span >= 3600 ? 'the last hour' : 'the last ' + dur(span));
+  }
+
+  // The records the sink holds by rule; hidden for a crawl without extract rules.
+  function records(rv) {
+    $('records').hidden = !rv;
+    if (!rv) return;
+    $('records-error').hidden = !rv.error;
+    if (rv.error) set('records-error', rv.error);
+    const body = $('records-body');
+    body.replaceChildren();
+    if (!rv.rules.length) {
+      const td = el('td', 'none yet', 'muted'); td.colSpan = 3;
+      body.append(el('tr')); body.lastChild.append(td);
+      return;
+    }
+    for (const r of rv.rules) {
+      const tr = el('tr');
+      tr.dataset.rule = r.rule;
+      tr.append(el('td', r.rule), el('td', fmt(r.written), 'num'), el('td', fmt(r.invalid), 'num'));
+      body.append(tr);
+    }
   }
 
   function workers(ws, now) {

@@ -77,3 +77,7 @@ local CHECKOUT_MAX_BYTES = 4 -- Go: checkoutMaxBytes
 -- level runs without the string library in Redis 7.0).
 local S_RUN, S_ITEM, S_HUGE_RANGE
 local S_EXT
+-- The shared store's replies (lua/ops/shared*.lua; Go: redis_shared.go).
+local SHARED_HELD = 0 -- Go: sharedHeld (claim: the name holds a live value)
+local SHARED_SET = 1  -- Go: sharedSet (put, claim won, field stored)
+local SHARED_FULL = 2 -- Go: sharedFull (field: the name has its most fields)
