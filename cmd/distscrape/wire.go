@@ -70,10 +70,22 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
 	switch cfg.Tracker.Kind {
 	case "redis":
-		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions, Options: trackerOptions(cfg), Logger: slog.Default()})
+		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions,
+			WaitReplicas: waitReplicas(cfg), WaitTimeout: cfg.Tracker.WaitTimeout, Options: trackerOptions(cfg), Logger: slog.Default()})
 	default:
 		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
 	}
+}
+
+// waitReplicas is tracker.wait_replicas as redistracker.Config takes it:
+// 0 there is the default (1), none is negative.
+func waitReplicas(cfg *config.Config) int {
+	if n := cfg.Tracker.WaitReplicas; n != nil && *n == 0 {
+		return -1
+	} else if n != nil {
+		return *n
+	}
+	return 0
 }
 
 // openReadOnly opens the tracker for the commands that only look (status,

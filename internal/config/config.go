@@ -54,6 +54,11 @@ type Tracker struct {
 	MaxAttempts int           `yaml:"max_attempts"` // default 3
 	Backoff     Backoff       `yaml:"backoff"`
 	Partitions  int           `yaml:"partitions"` // redis: partitions of the crawl's items; default 1
+	// WaitReplicas (redis, partitions > 1): replicas of a partition's master
+	// that must take the discoveries handed to it before they leave their
+	// page's outbox (WAIT); unset: 1; 0: the master's answer suffices.
+	WaitReplicas *int          `yaml:"wait_replicas"`
+	WaitTimeout  time.Duration `yaml:"wait_timeout"` // redis: bound of that WAIT; 0 (unset): 1s
 }
 
 // Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.

@@ -43,6 +43,9 @@ func (c *Config) ApplyDefaults() {
 	setDur(&t.Backoff.Base, DefaultBackoffBase)
 	setDur(&t.Backoff.Max, DefaultBackoffMax)
 	setInt(&t.Partitions, 1)
+	// tracker.wait_replicas and wait_timeout keep their zero values when
+	// unset (the redis tracker's defaults, 1 and 1s): a memory tracker's
+	// config must not carry them.
 
 	s := &c.Scraper
 	setStr(&s.Kind, "link")

@@ -19,8 +19,10 @@ var kindKeys = []struct {
 	keys    map[string][]string // key → the kinds it applies to
 }{
 	{"tracker", func(c *Config) string { return c.Tracker.Kind }, map[string][]string{
-		"url":   {"redis"},
-		"state": {"memory"},
+		"url":           {"redis"},
+		"state":         {"memory"},
+		"wait_replicas": {"redis"},
+		"wait_timeout":  {"redis"},
 	}},
 	{"scraper", func(c *Config) string { return c.Scraper.Kind }, map[string][]string{
 		"link_regex":       {"link"},

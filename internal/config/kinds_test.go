@@ -22,7 +22,7 @@ var kindValue = map[string]string{
 	"download_url_fmt": "'http://a.test/{id}'", "dir": "out2", "layout": "flat", "name": "'{id}'", "convert_links": "false",
 	"path": "out/p.tar", "ttl": "1h", "compress": "true", "key": "'{crawl}/{id}'", "bucket": "b2", "region": "r2",
 	"endpoint": "'http://127.0.0.1:9'", "path_style": "true", "prefix": "p/", "concurrency": "4", "max_size": "1MiB",
-	"warc_revisits": "true", "cdx": "true",
+	"warc_revisits": "true", "cdx": "true", "wait_replicas": "0", "wait_timeout": "2s",
 }
 
 // TestKeysOfAnotherKind: every key of a section with a kind, set for each

@@ -99,6 +99,12 @@ func (t *Tracker) validate(p *problems) {
 	if intRange(p, "tracker.partitions", t.Partitions, 1, 1024); t.Partitions > 1 && t.Kind != "redis" {
 		p.add("tracker.partitions", "%d partitions: only the redis tracker has partitions (tracker.kind is %s)", t.Partitions, t.Kind)
 	}
+	if t.WaitReplicas != nil {
+		intRange(p, "tracker.wait_replicas", *t.WaitReplicas, 0, 16)
+	}
+	if t.WaitTimeout != 0 {
+		durRange(p, "tracker.wait_timeout", t.WaitTimeout, time.Millisecond, time.Minute)
+	}
 	durRange(p, "tracker.backoff.base", t.Backoff.Base, time.Millisecond, 24*time.Hour)
 	durRange(p, "tracker.backoff.max", t.Backoff.Max, time.Millisecond, 30*24*time.Hour)
 	if t.Backoff.Base > 0 && t.Backoff.Max > 0 && t.Backoff.Max < t.Backoff.Base {

@@ -167,6 +167,8 @@ const (
 	sfxOverflowIDs  = "rangeids"
 	sfxSplitLock    = "split"
 	sfxLegacyLeases = "leases" // layout 1 only: migrations.go
+	sfxOutbox       = "ob"     // partitions only: partition_outbox.go
+	sfxOutboxItems  = "obx"
 )
 
 // fixedSuffixes are the fixed keys, KEYS[1..n] of every life-cycle
@@ -183,7 +185,7 @@ var luaSuffixes = []struct{ lua, sfx string }{
 	{"worker_leases", sfxWorkerLeases}, {"lease_groups", sfxLeaseGroups}, {"deadlines", sfxDeadlines},
 	{"id_shard", sfxIDShard}, {"fp_bucket", sfxFPBucket}, {"revisits", sfxRevisits},
 	{"revisit_list", sfxRevisitList}, {"rvgone", sfxRevisitGone}, {"rvid", sfxRevisitIDs},
-	{"idranges", sfxIDRanges}, {"level", sfxLevel},
+	{"idranges", sfxIDRanges}, {"level", sfxLevel}, {"outbox", sfxOutbox}, {"outbox_items", sfxOutboxItems},
 }
 
 // callKeys are the derived keys begin names for every call (K.<name>).
@@ -324,6 +326,15 @@ func (k crawlKeys) pattern() string { return k.prefix + "*" }
 //	rangeids    string  the IDs in ranges (counted as pending and added)
 //	split       string  a short lock: one worker splits ranges at a time
 //
+// Two more in each partition, the hand-off of discoveries to the others
+// (partition_outbox.go; layout 3):
+//
+//	ob          zset    outbox entry id "<q>/<nonce>" → written at (ms): the
+//	                    discoveries of pages completed here, bound for
+//	                    partition q, not yet confirmed added there
+//	obx         hash    outbox entry id → its add arguments, each value
+//	                    length-prefixed ("<len>:<value>")
+//
 // And in partition 0's slot:
 //
 //	grant       string  a short lock that serializes grants under max_pages
@@ -350,6 +361,10 @@ func newPartitionKeys(crawl string, p, n int) crawlKeys {
 
 // partitionsRecord is the key that records a partitioned crawl's P.
 func partitionsRecord(crawl string) string { return newCrawlKeys(crawl).prefix + sfxPartitions }
+
+func (k crawlKeys) outbox() string { return k.prefix + sfxOutbox }
+
+func (k crawlKeys) outboxItems() string { return k.prefix + sfxOutboxItems }
 
 func (k crawlKeys) grantLock() string { return k.prefix + sfxGrantLock }
 

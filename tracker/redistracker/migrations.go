@@ -23,7 +23,7 @@ var ErrLayout = errors.New("tracker: the crawl's redis layout is newer than this
 // and including 58c9b29.
 const (
 	layoutField   = "layout"
-	layoutVersion = 2
+	layoutVersion = 3
 )
 
 // migration takes a crawl from layout to-1 to layout to. apply queues its
@@ -46,6 +46,13 @@ var migrations = []migration{
 			tx.ZUnionStore(ctx, k.deadlines(), &redis.ZStore{Keys: []string{k.deadlines(), k.legacyLeases()}, Aggregate: "MAX"})
 			tx.Del(ctx, k.legacyLeases())
 		},
+	},
+	{
+		to: 3,
+		what: "a partition's outbox (ob, obx: partition_outbox.go) holds the discoveries handed to other " +
+			"partitions until they are added there; a build before it would neither write nor drain one, " +
+			"so it must not join the crawl: nothing to move",
+		apply: func(context.Context, redis.Pipeliner, crawlKeys) {},
 	},
 }
 

@@ -30,6 +30,7 @@ var (
 	opHosts        = define(op[hostsArgs, []any]{name: "hosts", fn: "hosts", readOnly: true, keys: fixedKeys[hostsArgs], reply: decodeLen(4)})
 	opHostRate     = define(op[hostRateArgs, [2]int64]{name: "host rate", fn: "hostrate", bare: true, keys: hostKey[hostRateArgs], reply: decodePair})
 	opHostPermit   = define(op[hostPermitArgs, [2]int64]{name: "host permit", fn: "hostpermit", bare: true, keys: hostKey[hostPermitArgs], reply: decodePair})
+	opOutboxDone   = define(op[outboxDoneArgs, int64]{name: "outbox done", fn: "outboxdone", bare: true, keys: outboxKeys, reply: decodeInt})
 	opHostUnpermit = define(op[hostUnpermitArgs, int64]{name: "host unpermit", fn: "hostunpermit", bare: true, keys: hostKey[hostUnpermitArgs], reply: decodeInt})
 	opSharedPut    = define(op[sharedSetArgs, int64]{name: "shared put", fn: "sharedput", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})
 	opSharedClaim  = define(op[sharedSetArgs, int64]{name: "shared claim", fn: "sharedclaim", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})

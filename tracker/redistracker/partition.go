@@ -37,17 +37,14 @@ import (
 // empty partition at most once per emptyBackoff, never P round trips per
 // batch. Items are FIFO within a partition, not across partitions.
 //
-// Discoveries. Complete adds the discoveries bound for other partitions
-// first (one add per partition touched), then completes each lease with
-// the discoveries of its own partition (one script call per partition).
-// A crash between those calls leaves the lease held: it expires, the item
-// is leased again, fetched again and its discoveries added again, which
-// dedup makes a no-op for those already added. Nothing is lost; what can
-// repeat is a fetch, as after any crash (at least once). The other order
-// could lose discoveries (item done, its links never added). A lease lost
-// before the foreign adds has them skipped (a read of the lease records
-// first); one lost between that read and its completion may have its
-// foreign discoveries added: harmless, they are links of a page fetched.
+// Discoveries. Complete completes each lease with the discoveries of its
+// own partition and, in the same function call, files those bound for
+// other partitions in its partition's outbox; then it hands them over and
+// drops each entry once its target confirmed the add (replicas included:
+// Config.WaitReplicas). A crash, or a failover of either master, leaves
+// either the lease held (the page is fetched again) or the entry in the
+// outbox (added again, which dedup makes a no-op): at least once, nothing
+// lost. partition_outbox.go has the argument; Done waits for the outboxes.
 //
 // Limits. Checkout under max_pages takes a short lock (grant, in
 // partition 0's slot), reads every partition's done and leased (O(P)) and
@@ -79,6 +76,14 @@ type Partitioned struct {
 
 	mu      sync.Mutex
 	cursors map[string]int // worker → next partition to visit first
+
+	// The outbox (partition_outbox.go): replicas a hand-off waits for
+	// (< 0: none) and for how long; when this tracker last drained others'
+	// entries (ms on the clock) and which partition it drains next.
+	waitReplicas int
+	waitTimeout  time.Duration
+	lastDrain    atomic.Int64
+	drainNext    atomic.Int64
 }
 
 var _ tracker.Engine = (*Partitioned)(nil)
@@ -125,7 +130,14 @@ func NewPartitioned(ctx context.Context, cfg Config) (*Partitioned, error) {
 		return nil, base.closeWith(err)
 	}
 	pt := &Partitioned{c: base.c, ownsC: base.ownsC, crawl: cfg.Crawl, opts: base.opts, ro: base.ro,
-		empty: make([]atomic.Int64, n), cursors: map[string]int{}}
+		empty: make([]atomic.Int64, n), cursors: map[string]int{},
+		waitReplicas: cfg.WaitReplicas, waitTimeout: cfg.WaitTimeout}
+	if pt.waitReplicas == 0 {
+		pt.waitReplicas = 1
+	}
+	if pt.waitTimeout <= 0 {
+		pt.waitTimeout = defaultWaitTimeout
+	}
 	for p := range n {
 		part := &Tracker{c: base.c, keys: newPartitionKeys(cfg.Crawl, p, n), opts: base.opts, log: base.log,
 			ro: base.ro, freshID: newCrawlID(), lib: base.lib}

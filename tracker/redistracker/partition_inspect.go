@@ -79,7 +79,8 @@ func (pt *Partitioned) liveWorkers(ctx context.Context) (int64, error) {
 }
 
 // Done reports whether every partition's pending, leased and delayed are
-// empty: O(P), without the workers Stats counts.
+// empty and no outbox holds a hand-off: O(P), without the workers Stats
+// counts.
 func (pt *Partitioned) Done(ctx context.Context) (bool, error) {
 	stats, err := pt.partStats(ctx)
 	if err != nil {
@@ -90,7 +91,12 @@ func (pt *Partitioned) Done(ctx context.Context) (bool, error) {
 			return false, nil
 		}
 	}
-	n, err := pt.unsplit(ctx)
+	if n, err := pt.unsplit(ctx); n > 0 || err != nil {
+		return false, err
+	}
+	// Discoveries filed in an outbox and not yet confirmed added to their
+	// partition are items to come (partition_outbox.go).
+	n, err := pt.outboxLen(ctx)
 	return n == 0 && err == nil, err
 }
 

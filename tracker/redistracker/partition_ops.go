@@ -82,11 +82,17 @@ func (pt *Partitioned) Checkout(ctx context.Context, worker string, n int, ttl t
 	if err := tracker.ValidateCheckout(worker, n, ttl); err != nil {
 		return nil, err
 	}
-	lim := pt.opts.Limits
-	if lim.MaxPages == 0 && lim.MaxBytes == 0 {
-		return pt.visit(ctx, worker, n, ttl, nil, false)
+	var ls []tracker.Lease
+	var err error
+	if lim := pt.opts.Limits; lim.MaxPages == 0 && lim.MaxBytes == 0 {
+		ls, err = pt.visit(ctx, worker, n, ttl, nil, false)
+	} else {
+		ls, err = pt.checkoutLimited(ctx, worker, n, ttl)
 	}
-	return pt.checkoutLimited(ctx, worker, n, ttl)
+	// The outboxes' entries a dead worker or a timed-out WAIT left
+	// (partition_outbox.go); at most once per outboxPoll.
+	pt.drainStale(ctx, len(ls) == 0)
+	return ls, err
 }
 
 // visit checks out from each partition not known empty, starting at the
@@ -339,97 +345,6 @@ func (pt *Partitioned) Extend(ctx context.Context, leases []tracker.Lease, ttl t
 		return out, err
 	}
 	return out, tracker.Lost(lost)
-}
-
-// Complete adds the discoveries bound for other partitions, then completes
-// each partition's leases with the discoveries of its own (Partitioned
-// says why in this order).
-func (pt *Partitioned) Complete(ctx context.Context, cs []tracker.Completion) error {
-	if err := pt.usable(); err != nil {
-		return err
-	}
-	if err := tracker.ValidateCompletions(cs); err != nil {
-		return err
-	}
-	by := map[int][]tracker.Completion{}
-	foreign := map[int][]tracker.Item{}
-	var lost []string
-	var held map[tracker.LeaseToken]bool
-	for _, c := range cs {
-		p, t, ok := pt.untoken(c.Lease.Token)
-		if !ok {
-			lost = append(lost, c.Lease.Key)
-			continue
-		}
-		c.Lease.Token = t
-		var own []tracker.Item
-		for _, it := range c.Discovered {
-			if q := pt.route(it.Key); q == p {
-				own = append(own, it)
-			} else {
-				if held == nil {
-					var err error
-					if held, err = pt.held(ctx, cs); err != nil {
-						return err
-					}
-				}
-				if held[token(p, t)] {
-					foreign[q] = append(foreign[q], it)
-				}
-			}
-		}
-		c.Discovered = own
-		by[p] = append(by[p], c)
-	}
-	if _, err := pt.addRouted(ctx, foreign); err != nil {
-		return err
-	}
-	var mu sync.Mutex
-	err := some(by, func(p int) error {
-		err := pt.parts[p].Complete(ctx, by[p])
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range by[p] {
-			if len(c.Discovered) > 0 {
-				pt.filled(p)
-				break
-			}
-		}
-		return lostKeys(err, &lost)
-	})
-	if err != nil {
-		return err
-	}
-	return tracker.Lost(lost)
-}
-
-// held reads which of the completions' leases are still held: their lease
-// records (one HMGET per partition) are as complete.lua takes them.
-func (pt *Partitioned) held(ctx context.Context, cs []tracker.Completion) (map[tracker.LeaseToken]bool, error) {
-	by := map[int][]tracker.Completion{}
-	for _, c := range cs {
-		if p, _, ok := pt.untoken(c.Lease.Token); ok {
-			by[p] = append(by[p], c)
-		}
-	}
-	out := map[tracker.LeaseToken]bool{}
-	for p, cs := range by {
-		toks := make([]string, len(cs))
-		for i, c := range cs {
-			_, t, _ := pt.untoken(c.Lease.Token)
-			toks[i] = string(t)
-		}
-		recs, err := pt.c.HMGet(ctx, pt.parts[p].keys.key(keyLease), toks...).Result()
-		if err != nil {
-			return nil, fmt.Errorf("tracker: redis complete: %w", err)
-		}
-		for i, rec := range recs {
-			if s, ok := rec.(string); ok && s == leaseRecord(cs[i].Lease) {
-				out[cs[i].Lease.Token] = true
-			}
-		}
-	}
-	return out, nil
 }
 
 // Fail records each partition's failures (one call per partition touched).

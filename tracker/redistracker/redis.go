@@ -51,6 +51,17 @@ type Config struct {
 	// partitions. Fixed for a crawl's life (Open refuses another). Open
 	// opens any number; New only one.
 	Partitions int
+	// WaitReplicas: with partitions, the discoveries a page hands to
+	// another partition stay in its outbox until that partition's master
+	// has them and WAIT saw this many of its replicas (at most those it
+	// has) take them (partition_outbox.go): a failover of that master then
+	// loses none. 0: 1. Negative: no WAIT, the master's answer suffices
+	// (one replica round trip less per hand-off; a failover of the target
+	// master may lose the discoveries its replica had not received).
+	WaitReplicas int
+	// WaitTimeout bounds that WAIT; 0: 1s. A hand-off not confirmed in
+	// time stays in the outbox, and is added again by a later drain.
+	WaitTimeout time.Duration
 	tracker.Options
 
 	// Fingerprint table geometry of a new crawl (tests shrink them to
@@ -299,9 +310,7 @@ func (r *Tracker) runAt(ctx context.Context, now time.Time, o *opDef, keys []str
 	if r.ro && !o.readOnly { // a read-only tracker runs what writes nothing
 		return nil, fmt.Errorf("tracker: redis %s: %w", o.name, tracker.ErrReadOnly)
 	}
-	argv := make([]any, 0, 5+len(args))
-	argv = append(argv, r.keys.prefix, ceilMS(now), r.fpBase, r.fpLoad, r.opts.MaxAttempts)
-	res, err := r.fcall(ctx, o, keys, append(argv, args...))
+	res, err := r.fcall(ctx, o, keys, append(r.header(now), args...))
 	if err != nil && !errors.Is(err, redis.Nil) {
 		r.afterConnError(err)
 		if strings.HasPrefix(err.Error(), codeStateLost+" ") {

@@ -101,7 +101,7 @@ func TestRedisFailedCallLeavesNoState(t *testing.T) {
 		t.Fatalf("checkout: %d leases", len(ls))
 	}
 	args := r.completeArgs([]tracker.Completion{{Lease: ls[0]}}, 0)
-	args = append(args, 1, "", 1, "zz", "5", "bad-entry")
+	args = append(args, 1, "", 1, "zz", "5", "bad-entry", 0)
 	if _, err := call(b.ctx, r, opComplete, completeArgs{args}); err == nil {
 		t.Fatal("malformed complete: no error")
 	}

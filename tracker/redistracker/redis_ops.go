@@ -222,7 +222,7 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	}
 	var lost []string
 	for len(cs) > 0 {
-		n, size := 0, 3
+		n, size := 0, 4
 		for ; n < len(cs); n++ {
 			need := 3
 			if len(cs[n].Discovered) > 0 || !plainVisit(cs[n]) {
@@ -233,7 +233,7 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 			}
 			size += need
 		}
-		l, err := call(ctx, r, opComplete, completeArgs{r.completeArgs(cs[:n], size)})
+		l, err := call(ctx, r, opComplete, completeArgs{append(r.completeArgs(cs[:n], size), 0)})
 		lost = append(lost, l...)
 		if err != nil {
 			return err
@@ -243,7 +243,8 @@ func (r *Tracker) Complete(ctx context.Context, cs []tracker.Completion) error {
 	return tracker.Lost(lost)
 }
 
-// completeArgs is complete.lua's ARGV from 6 on, size values: the worker
+// completeArgs is complete.lua's ARGV from 6 on but its outbox (which
+// ends them), size values: the worker
 // and the lease group of them all (or ""), then (token, record, bytes) per
 // completion, then (index, revisit, m, m discoveries) for those with a
 // revisit or discoveries only.

@@ -14,7 +14,9 @@
 --   ms (0: none), ':' and the next visit's revisit header:
 --   redis_revisit.go, revisitArg; the item is filed in the revisit index,
 --   due now + revisit), m (discoveries), then m × (a, b, entry) as in
---   add.lua.
+--   add.lua; then, with partitions, the outbox: per discovery bound for
+--   another partition group, 3 values (completion index, entry id,
+--   payload: outbox.lua); last, the number of those triples (0 for none).
 -- Returns the keys of the lost leases.
 -- Cost: O(completions + discoveries). A lease whose stored record is the
 --   one the caller sends is held (one string comparison: Lua strings are
@@ -28,7 +30,9 @@ local GROUP = ARGV[7] ~= '' and ARGV[7] or nil
 local toks = {}
 for k = 1, n do toks[k] = ARGV[6 + 3 * k] end
 read_records(toks)
-local nargs = #ARGV
+local nob = tonum(ARGV[#ARGV]) -- outbox triples before it
+local nargs = #ARGV - 1 - 3 * nob
+local kept = nob > 0 and {} or nil -- completions held, whose outbox parts are filed
 local x = 9 + 3 * n -- the next completion with a revisit or discoveries: its index
 local xk = x <= nargs and tonum(ARGV[x]) or 0
 local lost = {}
@@ -63,6 +67,7 @@ for k = 1, n do
       end
     end
     drop_lease(token, worker, GROUP)
+    if kept then kept[k] = true end
     if meta then lmove(meta, 'leased', 'done') end
     if worker == WORKER then mine = mine + 1 else worker_count(worker, 'done', 1) end
     done = done + 1
@@ -76,6 +81,7 @@ for k = 1, n do
     xk = x <= nargs and tonum(ARGV[x]) or 0
   end
 end
+if kept then outbox_write(kept, nargs + 1, nob) end
 if mine > 0 then worker_count(WORKER, 'done', mine) end
 C.delta.done = C.delta.done + done
 C.delta.bytes = C.delta.bytes + bytes_done
