@@ -245,6 +245,7 @@ func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
+	m.reapDead(now)
 	m.promoteDue(now, m.opts.RequeueBatch)
 	m.promoteRevisits(now, max(n, m.opts.RequeueBatch))
 	w := m.seenWorker(worker, now, ttl)

@@ -105,6 +105,37 @@ type failArgs struct{ values []any }
 
 func (a failArgs) argv() []any { return a.values }
 
+// heartbeatArgs: lua/ops/heartbeat.lua.
+type heartbeatArgs struct {
+	worker    string
+	alive     time.Duration
+	reapBatch int // leases of dead workers handed back, at most
+}
+
+func (a heartbeatArgs) argv() []any { return []any{a.worker, a.alive.Milliseconds(), a.reapBatch} }
+
+// decodeHeartbeat checks the shape {was dead (0 or 1), dead workers...}.
+func decodeHeartbeat(res any) ([]any, error) {
+	v, _ := res.([]any)
+	if len(v) < 1 {
+		return nil, errReply(res)
+	}
+	if n, ok := v[0].(int64); !ok || n < 0 || n > 1 {
+		return nil, errReply(res)
+	}
+	return v, nil
+}
+
+// exitArgs: lua/ops/exit.lua.
+type exitArgs struct {
+	worker string
+	how    string // tracker.ExitFinished or ExitStopped
+	limit  int    // leases handed back per call
+	memory time.Duration
+}
+
+func (a exitArgs) argv() []any { return []any{a.worker, a.how, a.limit, a.memory.Milliseconds()} }
+
 // releaseArgs: lua/ops/release.lua: (token, key) per lease.
 type releaseArgs struct{ pairs []any }
 

@@ -21,6 +21,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"checkoutPaused": strconv.Itoa(checkoutPaused), "checkoutMaxPages": strconv.Itoa(checkoutMaxPages),
 		"checkoutMaxBytes": strconv.Itoa(checkoutMaxBytes),
 		"workerMemory":     strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
+		"maxDeadListed": strconv.Itoa(maxDeadListed),
 	}
 	lib, err := libSource()
 	if err != nil {
