@@ -50,6 +50,11 @@ type Tracker struct {
 	MaxAttempts int           `yaml:"max_attempts"` // default 3
 	Backoff     Backoff       `yaml:"backoff"`
 	Partitions  int           `yaml:"partitions"` // redis: partitions of the crawl's items; default 1
+	// Heartbeat is how often a worker tells the tracker it lives, apart
+	// from its leases; missing HeartbeatMisses in a row makes it dead and
+	// its leases go back at once. Defaults 2s and 3.
+	Heartbeat       time.Duration `yaml:"heartbeat"`
+	HeartbeatMisses int           `yaml:"heartbeat_misses"`
 }
 
 // Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.

@@ -12,6 +12,8 @@ import (
 const (
 	DefaultLeaseTTL           = 5 * time.Minute
 	DefaultBatch              = 32
+	DefaultHeartbeat          = tracker.DefaultHeartbeat
+	DefaultHeartbeatMisses    = tracker.DefaultHeartbeatMisses
 	DefaultMaxAttempts        = tracker.DefaultMaxAttempts
 	DefaultBackoffBase        = tracker.DefaultBackoffBase
 	DefaultBackoffMax         = tracker.DefaultBackoffMax
@@ -43,6 +45,8 @@ func (c *Config) ApplyDefaults() {
 	setDur(&t.Backoff.Base, DefaultBackoffBase)
 	setDur(&t.Backoff.Max, DefaultBackoffMax)
 	setInt(&t.Partitions, 1)
+	setDur(&t.Heartbeat, DefaultHeartbeat)
+	setInt(&t.HeartbeatMisses, DefaultHeartbeatMisses)
 
 	s := &c.Scraper
 	setStr(&s.Kind, "link")
