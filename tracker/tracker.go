@@ -318,9 +318,9 @@ type Inspector interface {
 	Stats(ctx context.Context) (Stats, error)
 	// Failed lists up to limit dead letters (0: all) with their last error.
 	Failed(ctx context.Context, limit int) ([]FailedItem, error)
-	// Requeue moves expired leases (default), one worker's leases, or the
-	// dead letters back to pending, and returns how many moved. Delayed items
-	// that are due are moved too.
+	// Requeue moves expired leases and the leases of dead workers
+	// (default), one worker's leases, or the dead letters back to pending,
+	// and returns how many moved. Delayed items that are due are moved too.
 	Requeue(ctx context.Context, opt RequeueOptions) (int, error)
 	// Reset deletes the crawl's whole state. Only `distscrape reset --yes` calls it.
 	Reset(ctx context.Context) error

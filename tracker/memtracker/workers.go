@@ -51,7 +51,7 @@ func (m *Tracker) Heartbeat(ctx context.Context, worker string, alive time.Durat
 	var rep tracker.HeartbeatReply
 	err := m.update(ctx, func() bool {
 		now := m.opts.Clock.Now()
-		m.reapDead(now)
+		m.reapDead(now, m.opts.RequeueBatch)
 		w := m.record(worker, now)
 		rep.WasDead = !w.died.IsZero()
 		w.died = time.Time{}
@@ -67,19 +67,26 @@ func (m *Tracker) Heartbeat(ctx context.Context, worker string, alive time.Durat
 	return rep, err
 }
 
-// reapDead hands back, at once, the leases of the heartbeating workers
-// past their alive window, and declares them dead; the caller holds m.mu.
-// O(workers): the fleet, not the queue.
-func (m *Tracker) reapDead(now time.Time) {
+// reapDead hands back, at once, up to limit (0: all) leases of the
+// heartbeating workers past their alive window, declares dead each that
+// holds none then, and returns how many leases it handed back; the caller
+// holds m.mu. O(workers): the fleet, not the queue.
+func (m *Tracker) reapDead(now time.Time, limit int) int {
+	n := 0
 	for name, w := range m.wstats {
 		if w.alive == 0 || w.Exit != "" || !w.died.IsZero() || !now.After(w.AliveUntil) {
 			continue
 		}
 		for _, ml := range m.byWorker[name] {
+			if limit > 0 && n >= limit {
+				return n
+			}
 			m.revoke(ml, "lease expired: worker "+name+" dead", now)
+			n++
 		}
 		w.died = now
 	}
+	return n
 }
 
 // deadList is HeartbeatReply.Dead for a caller with window alive (its

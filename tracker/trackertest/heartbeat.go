@@ -108,6 +108,17 @@ func testDeadWorkerCheckout(e *env) {
 	wantVictimReaped(e, mine)
 }
 
+// testDeadWorkerRequeue: an operator's requeue (of expired leases) hands
+// a dead worker's leases back too, and counts them.
+func testDeadWorkerRequeue(e *env) {
+	_, mine := killVictim(e)
+	if n := e.requeue(tracker.RequeueOptions{}); n != 4 {
+		e.t.Fatalf("Requeue after victim died moved %d, want its 4 leases", n)
+	}
+	e.wantStats(counts{Pending: 4, Leased: 1, Added: 5})
+	wantVictimReaped(e, mine)
+}
+
 // testSlowWorkerFenced: a worker declared dead while it was only slow
 // finds its leases lost: its complete, fail, extend and release change
 // nothing, while the new holder's complete counts; its next heartbeat says

@@ -112,6 +112,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"WorkerStats", testWorkerStats},
 		{"DeadWorkerLeasesBack", testDeadWorkerLeasesBack},
 		{"DeadWorkerCheckout", testDeadWorkerCheckout},
+		{"DeadWorkerRequeue", testDeadWorkerRequeue},
 		{"SlowWorkerFenced", testSlowWorkerFenced},
 		{"CleanExitNotDead", testCleanExitNotDead},
 		{"Pause", testPause},
