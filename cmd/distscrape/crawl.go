@@ -176,6 +176,7 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	mcfg := manager.Config{
 		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
+		Heartbeat: cfg.Tracker.Heartbeat, HeartbeatMisses: cfg.Tracker.HeartbeatMisses,
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
 		Redact:      redactor.String,
 		MaxAttempts: cfg.Tracker.MaxAttempts,
