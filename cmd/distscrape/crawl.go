@@ -159,6 +159,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	defer fe.Close() // gives back the fleet permits it holds idle
 	rules, err := openRules(cfg)
 	if err != nil {
 		return within("scraper", err)

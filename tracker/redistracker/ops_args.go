@@ -246,18 +246,29 @@ func (a hostRateArgs) hostKey(k crawlKeys) string { return k.hostRate(a.host) }
 
 // hostPermitArgs: lua/ops/hostpermit.lua.
 type hostPermitArgs struct {
-	host, id string
-	limit    int
-	ttl      time.Duration
+	host, block string // the permits are "<block>.<i>"
+	limit, n    int
+	ttl         time.Duration
 }
 
-func (a hostPermitArgs) argv() []any { return []any{a.id, a.limit, max(a.ttl.Microseconds(), 1)} }
+func (a hostPermitArgs) argv() []any {
+	return []any{a.block, a.limit, max(a.ttl.Microseconds(), 1), a.n}
+}
 
 func (a hostPermitArgs) hostKey(k crawlKeys) string { return k.hostPermits(a.host) }
 
 // hostUnpermitArgs: lua/ops/hostunpermit.lua.
-type hostUnpermitArgs struct{ host, id string }
+type hostUnpermitArgs struct {
+	host string
+	ids  []string
+}
 
-func (a hostUnpermitArgs) argv() []any { return []any{a.id} }
+func (a hostUnpermitArgs) argv() []any {
+	args := make([]any, len(a.ids))
+	for i, id := range a.ids {
+		args[i] = id
+	}
+	return args
+}
 
 func (a hostUnpermitArgs) hostKey(k crawlKeys) string { return k.hostPermits(a.host) }
