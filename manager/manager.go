@@ -55,9 +55,9 @@ type Observation struct {
 
 // Config tunes a Manager. Zero values mean the defaults noted.
 type Config struct {
-	Worker       string        // worker name, required
-	Batch        int           // items per checkout; default 32
-	LeaseTTL     time.Duration // default 5m
+	Worker   string        // worker name, required
+	Batch    int           // items per checkout; default 32
+	LeaseTTL time.Duration // default 5m
 	// Heartbeat is how often the worker tells the tracker it lives,
 	// apart from its leases (tracker.Tracker.Heartbeat); default
 	// tracker.DefaultHeartbeat. Missing HeartbeatMisses of them in a row
@@ -65,14 +65,14 @@ type Config struct {
 	// back then, not a lease TTL later.
 	Heartbeat       time.Duration
 	HeartbeatMisses int
-	Concurrency  int           // fetches in flight; default 16
-	ExitWhenDone bool          // return once the crawl is done, else keep polling
-	PollMin      time.Duration // idle polling backoff when nothing is pending; default 50ms
-	PollMax      time.Duration // default 2s
-	CommitEvery  time.Duration // longest a finished item waits for flush+complete; default 250ms
-	Grace        time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
-	Logger       *slog.Logger  // default slog.Default()
-	Observer     Observer      // optional
+	Concurrency     int           // fetches in flight; default 16
+	ExitWhenDone    bool          // return once the crawl is done, else keep polling
+	PollMin         time.Duration // idle polling backoff when nothing is pending; default 50ms
+	PollMax         time.Duration // default 2s
+	CommitEvery     time.Duration // longest a finished item waits for flush+complete; default 250ms
+	Grace           time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
+	Logger          *slog.Logger  // default slog.Default()
+	Observer        Observer      // optional
 	// Redact, when set, rewrites every failure reason before the tracker
 	// keeps it (operators read them with `distscrape failed`): the command
 	// line hides its config's secrets with it. Logs are the Logger's to
@@ -139,19 +139,19 @@ func (c Config) withDefaults() Config {
 
 // Summary counts what a Manager did.
 type Summary struct {
-	Fetched    int64         `json:"fetched"`    // responses received and scraped
-	Saved      int64         `json:"saved"`      // items completed after a durable save
-	Failed     int64         `json:"failed"`     // items reported as failed (retryable or final)
-	Released   int64         `json:"released"`   // leases handed back unstarted
-	LeaseLost  int64         `json:"lease_lost"` // results dropped because the lease had moved on
-	Unchanged  int64         `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
-	Discovered int64         `json:"discovered"` // items found (before deduplication)
+	Fetched    int64 `json:"fetched"`    // responses received and scraped
+	Saved      int64 `json:"saved"`      // items completed after a durable save
+	Failed     int64 `json:"failed"`     // items reported as failed (retryable or final)
+	Released   int64 `json:"released"`   // leases handed back unstarted
+	LeaseLost  int64 `json:"lease_lost"` // results dropped because the lease had moved on
+	Unchanged  int64 `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
+	Discovered int64 `json:"discovered"` // items found (before deduplication)
 	// DeadWorkers names the other workers this worker heard were declared
 	// dead during its run (they missed their heartbeats; their leases went
 	// back), at most tracker.MaxDeadListed, in the order heard.
-	DeadWorkers []string `json:"dead_workers,omitempty"`
-	Bytes      int64         `json:"bytes"`      // body bytes fetched
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	DeadWorkers []string      `json:"dead_workers,omitempty"`
+	Bytes       int64         `json:"bytes"` // body bytes fetched
+	Elapsed     time.Duration `json:"elapsed_ns"`
 	// Records counts records by rule (Config.Extractor); nil without one.
 	Records map[string]RuleCount `json:"records,omitempty"`
 }

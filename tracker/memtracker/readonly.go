@@ -88,7 +88,9 @@ func (r *ReadOnly) Heartbeat(context.Context, string, time.Duration) (tracker.He
 }
 
 // Exit returns tracker.ErrReadOnly.
-func (r *ReadOnly) Exit(context.Context, string, tracker.WorkerExit) error { return tracker.ErrReadOnly }
+func (r *ReadOnly) Exit(context.Context, string, tracker.WorkerExit) error {
+	return tracker.ErrReadOnly
+}
 
 // Extend returns tracker.ErrReadOnly.
 func (r *ReadOnly) Extend(context.Context, []tracker.Lease, time.Duration) ([]tracker.Lease, error) {
