@@ -171,11 +171,14 @@ func crawlFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, 
 			goals = append(goals,
 				goal{what: "crawl (memory tracker) ≥ 1.5× Colly", got: mem / colly, want: 1.5},
 				goal{what: "crawl (memory tracker) ≥ 60% of the server ceiling", got: mem / ceil, want: 0.6, unit: "%"},
-				goal{what: "Redis tracker, 2 workers ≥ 1.0× Colly", got: red / colly, want: 1.0})
+				goal{what: "Redis tracker, 2 workers ≥ 1.0× Colly", got: red / colly, want: 1.0},
+				// A fleet is run to go faster than one process.
+				goal{what: "Redis tracker, 2 workers ≥ 0.9× the memory crawl", got: red / mem, want: 0.9})
 		} else {
 			goals = append(goals,
 				goal{what: fmt.Sprintf("%s latency: crawl (memory) ≥ 80%% of concurrency÷latency", lat), got: mem / bound, want: 0.8, unit: "%"},
-				goal{what: fmt.Sprintf("%s latency: Redis, 2 workers ≥ 80%% of concurrency÷latency", lat), got: red / bound, want: 0.8, unit: "%"})
+				goal{what: fmt.Sprintf("%s latency: Redis, 2 workers ≥ 80%% of concurrency÷latency", lat), got: red / bound, want: 0.8, unit: "%"},
+				goal{what: fmt.Sprintf("%s latency: Redis, 2 workers ≥ 95%% of concurrency÷latency (issue 26)", lat), got: red / bound, want: 0.95, unit: "%"})
 		}
 	}
 	if o.profile != "" {

@@ -24,6 +24,7 @@ type Client struct {
 	id      *identity    // user agents and cookie jar
 	proxies *proxyPool   // nil without proxies
 	closed  atomic.Bool
+	permits *permitPool // nil without Config.Permits
 }
 
 // New returns a client for cfg (zero fields take their defaults, see Config).
@@ -73,13 +74,20 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Robots {
 		c.robots = newRobotsCache(c, cfg.UserAgent, cfg.RobotsTTL, cfg.RobotsRetry)
 	}
+	if cfg.Permits != nil {
+		c.permits = newPermitPool(cfg.Permits, cfg.PerHostConcurrency, cfg.Concurrency, cfg.Timeout+permitMargin, cfg.Logger)
+	}
 	return c, nil
 }
 
-// Close releases idle connections. Fetch fails after Close.
+// Close releases idle connections and gives back the idle fleet permits.
+// Fetch fails after Close.
 func (c *Client) Close() {
 	c.closed.Store(true)
 	c.tr.CloseIdleConnections()
+	if c.permits != nil {
+		c.permits.close()
+	}
 }
 
 // options distinguish a page fetch from a robots.txt fetch.

@@ -10,13 +10,17 @@ import (
 // FleetPermits bounds the requests in flight to a host across a whole fleet
 // of workers, so that PerHostConcurrency holds for all of them together (10
 // workers each allowed 4 would otherwise open 40). The Redis tracker
-// implements it.
+// implements it. A client takes permits in blocks and reuses them
+// (permitPool): one call per block, not two per request.
 type FleetPermits interface {
-	// AcquireHost takes one of host's limit permits, held until release is
-	// called or for at most ttl (a killed worker's permits come back by
-	// themselves). When all limit permits are held it takes none: ok is
-	// false and wait is how long until the soonest one expires.
-	AcquireHost(ctx context.Context, host string, limit int, ttl time.Duration) (release func(), ok bool, wait time.Duration, err error)
+	// TakeHostPermits takes up to n of host's limit permits, as many as
+	// are free, each held until given back or for at most ttl (a killed
+	// worker's permits come back by themselves). When all limit permits
+	// are held it takes none, and wait is how long until the soonest one
+	// expires.
+	TakeHostPermits(ctx context.Context, host string, n, limit int, ttl time.Duration) (ids []string, wait time.Duration, err error)
+	// GiveHostPermits gives permits back; one expired meanwhile is skipped.
+	GiveHostPermits(ctx context.Context, host string, ids []string) error
 }
 
 // ErrFleetConcurrency is wrapped in the retryable *Error of a request that
@@ -38,36 +42,42 @@ const (
 	permitPollMax = 200 * time.Millisecond
 )
 
-// fleetPermit takes a fleet-wide permit for u's host, waiting up to one
-// permit ttl for one to come free: every permit held when the wait began
-// has expired by then, a killed worker's included, so only live workers
-// that keep the host busy make the item wait longer (it is retried later,
-// rather than holding a worker's concurrency).
+// fleetPermit takes a fleet-wide permit for u's host (from the client's
+// pool), waiting up to one permit ttl for one to come free: every permit
+// held when the wait began has expired by then, a killed worker's
+// included, so only live workers that keep the host busy make the item
+// wait longer (it is retried later, rather than holding a worker's
+// concurrency).
 func (c *Client) fleetPermit(ctx context.Context, u *url.URL) (func(), error) {
-	if c.cfg.Permits == nil {
+	if c.permits == nil {
 		return func() {}, nil
 	}
-	ttl := c.cfg.Timeout + permitMargin
-	deadline := time.Now().Add(ttl)
+	deadline := time.Now().Add(c.permits.ttl)
 	poll := permitPollMin
 	for {
-		release, ok, wait, err := c.cfg.Permits.AcquireHost(ctx, u.Host, c.cfg.PerHostConcurrency, ttl)
+		perm, ok, wait, wake, err := c.permits.get(ctx, u.Host)
 		if err != nil {
 			return nil, &Error{reason: "fleet permits unavailable", URL: u.Redacted(), Err: errors.Join(ErrFleetConcurrency, err)}
 		}
 		if ok {
-			return release, nil
+			return func() { c.permits.put(u.Host, perm) }, nil
 		}
 		if time.Now().After(deadline) {
 			return nil, &Error{reason: "fleet per-host concurrency", after: max(wait, time.Second), URL: u.Redacted(), Err: ErrFleetConcurrency}
 		}
-		t := time.NewTimer(min(poll, max(wait, permitPollMin)))
+		d := poll
+		if wait > 0 {
+			d = min(poll, wait)
+		}
+		t := time.NewTimer(max(d, permitPollMin))
 		select {
 		case <-t.C:
+		case <-wake: // a permit of this client's came back
 		case <-ctx.Done():
 			t.Stop()
 			return nil, classify(ctx, u.Redacted(), ctx.Err())
 		}
+		t.Stop()
 		poll = min(2*poll, permitPollMax)
 	}
 }

@@ -55,17 +55,24 @@ type Observation struct {
 
 // Config tunes a Manager. Zero values mean the defaults noted.
 type Config struct {
-	Worker       string        // worker name, required
-	Batch        int           // items per checkout; default 32
-	LeaseTTL     time.Duration // default 5m
-	Concurrency  int           // fetches in flight; default 16
-	ExitWhenDone bool          // return once the crawl is done, else keep polling
-	PollMin      time.Duration // idle polling backoff when nothing is pending; default 50ms
-	PollMax      time.Duration // default 2s
-	CommitEvery  time.Duration // longest a finished item waits for flush+complete; default 250ms
-	Grace        time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
-	Logger       *slog.Logger  // default slog.Default()
-	Observer     Observer      // optional
+	Worker   string        // worker name, required
+	Batch    int           // items per checkout; default 32
+	LeaseTTL time.Duration // default 5m
+	// Heartbeat is how often the worker tells the tracker it lives,
+	// apart from its leases (tracker.Tracker.Heartbeat); default
+	// tracker.DefaultHeartbeat. Missing HeartbeatMisses of them in a row
+	// (default tracker.DefaultHeartbeatMisses) makes it dead: its leases go
+	// back then, not a lease TTL later.
+	Heartbeat       time.Duration
+	HeartbeatMisses int
+	Concurrency     int           // fetches in flight; default 16
+	ExitWhenDone    bool          // return once the crawl is done, else keep polling
+	PollMin         time.Duration // idle polling backoff when nothing is pending; default 50ms
+	PollMax         time.Duration // default 2s
+	CommitEvery     time.Duration // longest a finished item waits for flush+complete; default 250ms
+	Grace           time.Duration // on shutdown, how long in-flight fetches may finish; default 30s
+	Logger          *slog.Logger  // default slog.Default()
+	Observer        Observer      // optional
 	// Redact, when set, rewrites every failure reason before the tracker
 	// keeps it (operators read them with `distscrape failed`): the command
 	// line hides its config's secrets with it. Logs are the Logger's to
@@ -108,6 +115,12 @@ func (c Config) withDefaults() Config {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 16
 	}
+	if c.Heartbeat <= 0 {
+		c.Heartbeat = tracker.DefaultHeartbeat
+	}
+	if c.HeartbeatMisses <= 0 {
+		c.HeartbeatMisses = tracker.DefaultHeartbeatMisses
+	}
 	if c.PollMin <= 0 {
 		c.PollMin = 50 * time.Millisecond
 	}
@@ -128,15 +141,19 @@ func (c Config) withDefaults() Config {
 
 // Summary counts what a Manager did.
 type Summary struct {
-	Fetched    int64         `json:"fetched"`    // responses received and scraped
-	Saved      int64         `json:"saved"`      // items completed after a durable save
-	Failed     int64         `json:"failed"`     // items reported as failed (retryable or final)
-	Released   int64         `json:"released"`   // leases handed back unstarted
-	LeaseLost  int64         `json:"lease_lost"` // results dropped because the lease had moved on
-	Unchanged  int64         `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
-	Discovered int64         `json:"discovered"` // items found (before deduplication)
-	Bytes      int64         `json:"bytes"`      // body bytes fetched
-	Elapsed    time.Duration `json:"elapsed_ns"`
+	Fetched    int64 `json:"fetched"`    // responses received and scraped
+	Saved      int64 `json:"saved"`      // items completed after a durable save
+	Failed     int64 `json:"failed"`     // items reported as failed (retryable or final)
+	Released   int64 `json:"released"`   // leases handed back unstarted
+	LeaseLost  int64 `json:"lease_lost"` // results dropped because the lease had moved on
+	Unchanged  int64 `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
+	Discovered int64 `json:"discovered"` // items found (before deduplication)
+	// DeadWorkers names the other workers this worker heard were declared
+	// dead during its run (they missed their heartbeats; their leases went
+	// back), at most tracker.MaxDeadListed, in the order heard.
+	DeadWorkers []string      `json:"dead_workers,omitempty"`
+	Bytes       int64         `json:"bytes"` // body bytes fetched
+	Elapsed     time.Duration `json:"elapsed_ns"`
 	// Records counts records by rule (Config.Extractor); nil without one.
 	Records map[string]RuleCount `json:"records,omitempty"`
 }
@@ -158,6 +175,8 @@ type Manager struct {
 	sent *sentCache // discoveries the tracker has accepted: not sent again
 
 	rec recordState
+
+	beats beatState
 }
 
 // New returns a Manager over the four parts.
@@ -193,7 +212,7 @@ type job struct {
 func (m *Manager) Progress() Summary {
 	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
 		Released: m.released.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load(),
-		Records: m.rec.counts()}
+		Records: m.rec.counts(), DeadWorkers: m.beats.deadNow()}
 }
 
 // Run works the crawl until it is done (with ExitWhenDone) or ctx is
@@ -249,8 +268,11 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 		m.commitLoop(workCtx, results, slots, committed, &fetching)
 	}()
 	hbCtx, stopHB := context.WithCancel(workCtx)
-	hbDone := make(chan struct{})
-	go func() { defer close(hbDone); m.heartbeat(hbCtx) }()
+	m.beat(hbCtx) // alive before it holds a lease
+	var loops sync.WaitGroup
+	loops.Add(2)
+	go func() { defer loops.Done(); m.heartbeat(hbCtx) }()
+	go func() { defer loops.Done(); m.beatLoop(hbCtx) }()
 
 	err := m.checkoutLoop(ctx, jobs, slots, committed)
 	close(jobs)
@@ -258,7 +280,8 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 	close(results)
 	<-commitDone
 	stopHB()
-	<-hbDone
+	loops.Wait()
+	m.exit(ctx, err)
 
 	s := m.Progress()
 	s.Elapsed = time.Since(start)

@@ -191,7 +191,7 @@ type Stats struct {
 	// Revisits is how many done items carry a revisit due time (each also
 	// counted in Done; a due one moves to Pending at a checkout).
 	Revisits int64 `json:"revisits,omitempty"`
-	Workers  int64 `json:"workers"` // workers seen within the last lease TTL
+	Workers  int64 `json:"workers"` // workers alive (WorkerStats.Dead false) and not exited
 	// NextDue is when the first delayed item or revisit is due (zero: none),
 	// so an operator can tell a crawl waiting on retries or revisits from a
 	// stuck one.
@@ -208,25 +208,47 @@ type Stats struct {
 }
 
 // WorkerStats is what the tracker knows of one worker, kept by the calls
-// the worker already makes (O(1) per batch) and forgotten a few lease TTLs
-// after it was last seen (WorkerMemory).
+// the worker already makes (O(1) per batch and heartbeat) and forgotten a
+// few lease TTLs after it was last seen (WorkerMemory).
 type WorkerStats struct {
 	Name      string    `json:"name"`
 	FirstSeen time.Time `json:"first_seen"`
-	LastSeen  time.Time `json:"last_seen"` // last checkout or heartbeat (Extend)
-	// AliveUntil is LastSeen plus the lease TTL the worker asked for: past
-	// it, the worker missed its heartbeat and is presumed dead (Dead).
+	LastSeen  time.Time `json:"last_seen"` // last checkout, extend or heartbeat
+	// AliveUntil is when the worker is presumed dead (Dead) unless it is
+	// heard from again: its last heartbeat plus its alive window (Tracker.
+	// Heartbeat), or, for a worker that never sent one, its last checkout
+	// or extend plus the lease TTL it asked for. A worker that exited is
+	// alive until its exit.
 	AliveUntil time.Time `json:"alive_until"`
-	Leases     int64     `json:"leases"`    // leases held now
-	Checkouts  int64     `json:"checkouts"` // leases handed out so far
-	Done       int64     `json:"done"`
-	Failed     int64     `json:"failed"`  // failures reported (retried or not)
-	Expired    int64     `json:"expired"` // its leases taken back after they expired, or by requeue --worker
+	// Exit says how the worker ended cleanly (Tracker.Exit), "" while it
+	// runs or if it did not: a worker seen again after it exited runs again.
+	Exit      WorkerExit `json:"exit,omitempty"`
+	ExitedAt  time.Time  `json:"exited_at,omitzero"`
+	Leases    int64      `json:"leases"`    // leases held now
+	Checkouts int64      `json:"checkouts"` // leases handed out so far
+	Done      int64      `json:"done"`
+	Failed    int64      `json:"failed"`  // failures reported (retried or not)
+	Expired   int64      `json:"expired"` // its leases taken back: expired, its worker dead, or by requeue --worker
 }
 
-// Dead says the worker's heartbeat stopped: every lease it holds has then
-// passed its deadline too (a lease's deadline never exceeds AliveUntil).
-func (w WorkerStats) Dead(now time.Time) bool { return now.After(w.AliveUntil) }
+// Dead says the worker stopped without exiting: it missed its heartbeats
+// (or, without heartbeats, its lease TTL passed). A dead heartbeating
+// worker's leases go back at the next checkout or heartbeat of any worker,
+// long before their deadlines; a lease's deadline never exceeds AliveUntil
+// for a worker without heartbeats.
+func (w WorkerStats) Dead(now time.Time) bool { return w.Exit == "" && now.After(w.AliveUntil) }
+
+// State is the worker's state in a word: "alive", "dead", or how it
+// exited ("finished", "stopped").
+func (w WorkerStats) State(now time.Time) string {
+	switch {
+	case w.Exit != "":
+		return string(w.Exit)
+	case w.Dead(now):
+		return "dead"
+	}
+	return "alive"
+}
 
 // WorkerMemory is how many lease TTLs a worker's record outlives its last
 // checkout or heartbeat: long enough for an operator to see it dead and
@@ -268,6 +290,18 @@ type Tracker interface {
 	// Release hands unstarted leases back to pending at once, without
 	// counting the attempt.
 	Release(ctx context.Context, leases []Lease) error
+	// Heartbeat says worker is alive until now+alive, whatever its lease
+	// TTL: past that, it is dead, and its leases go back to pending at the
+	// next Checkout or Heartbeat of any worker (a bounded number per call).
+	// Checkout and Extend no longer extend the life of a worker that sent
+	// a heartbeat. The reply says whether this worker had been declared
+	// dead (its leases are lost: fencing refuses its calls on them) and
+	// which workers are dead now.
+	Heartbeat(ctx context.Context, worker string, alive time.Duration) (HeartbeatReply, error)
+	// Exit records that worker ended cleanly (how: ExitFinished or
+	// ExitStopped): listed as such, never as dead; any lease it still
+	// holds goes back to pending at once.
+	Exit(ctx context.Context, worker string, how WorkerExit) error
 	// Done reports whether pending, leased and delayed are all empty and no
 	// revisit waits (Stats.Revisits is 0): a crawl with revisit rules is
 	// never done while a done item is due again later.
@@ -284,9 +318,9 @@ type Inspector interface {
 	Stats(ctx context.Context) (Stats, error)
 	// Failed lists up to limit dead letters (0: all) with their last error.
 	Failed(ctx context.Context, limit int) ([]FailedItem, error)
-	// Requeue moves expired leases (default), one worker's leases, or the
-	// dead letters back to pending, and returns how many moved. Delayed items
-	// that are due are moved too.
+	// Requeue moves expired leases and the leases of dead workers
+	// (default), one worker's leases, or the dead letters back to pending,
+	// and returns how many moved. Delayed items that are due are moved too.
 	Requeue(ctx context.Context, opt RequeueOptions) (int, error)
 	// Reset deletes the crawl's whole state. Only `distscrape reset --yes` calls it.
 	Reset(ctx context.Context) error

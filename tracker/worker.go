@@ -3,6 +3,7 @@ package tracker
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // ErrBadWorker is wrapped by every error of ValidateWorker.
@@ -65,6 +66,65 @@ func ValidateRequeue(opt RequeueOptions) error {
 	}
 	if err := ValidateWorker(opt.Worker); err != nil {
 		return fmt.Errorf("%w: requeue: %w", ErrInvalidArgument, err)
+	}
+	return nil
+}
+
+// Heartbeat defaults (tracker.heartbeat, tracker.heartbeat_misses): a
+// killed worker is seen dead, and its leases go back, within
+// DefaultHeartbeat × DefaultHeartbeatMisses (6 s), whatever the lease TTL;
+// a heartbeat costs one O(1) call per worker every 2 s.
+const (
+	DefaultHeartbeat       = 2 * time.Second
+	DefaultHeartbeatMisses = 3
+)
+
+// MaxDeadListed bounds HeartbeatReply.Dead.
+const MaxDeadListed = 16
+
+// WorkerExit is how a worker ended cleanly (Tracker.Exit).
+type WorkerExit string
+
+const (
+	// ExitFinished: the crawl was done and the worker left.
+	ExitFinished WorkerExit = "finished"
+	// ExitStopped: the worker was stopped (a signal, its caller) and
+	// handed back what it held.
+	ExitStopped WorkerExit = "stopped"
+)
+
+// HeartbeatReply is what a worker learns from its heartbeat.
+type HeartbeatReply struct {
+	// WasDead says the worker had been declared dead (it missed its
+	// heartbeats) since its previous heartbeat: the leases it held then
+	// went back to pending, and its calls on them fail with ErrLeaseLost.
+	// It is alive again from this heartbeat on.
+	WasDead bool
+	// Dead names the workers declared dead that have not come back, the
+	// most recently declared first, at most MaxDeadListed; a name is
+	// forgotten WorkerMemory heartbeat windows after its death.
+	Dead []string
+}
+
+// ValidateHeartbeat checks a heartbeat's worker and alive window (at least
+// MinLeaseTTL).
+func ValidateHeartbeat(worker string, alive time.Duration) error {
+	if err := ValidateWorker(worker); err != nil {
+		return fmt.Errorf("%w: heartbeat: %w", ErrInvalidArgument, err)
+	}
+	if alive < MinLeaseTTL {
+		return fmt.Errorf("%w: heartbeat window %v, want at least %v", ErrInvalidArgument, alive, MinLeaseTTL)
+	}
+	return nil
+}
+
+// ValidateExit checks an Exit's worker and how it ended.
+func ValidateExit(worker string, how WorkerExit) error {
+	if err := ValidateWorker(worker); err != nil {
+		return fmt.Errorf("%w: exit: %w", ErrInvalidArgument, err)
+	}
+	if how != ExitFinished && how != ExitStopped {
+		return fmt.Errorf("%w: exit %q: want %q or %q", ErrInvalidArgument, how, ExitFinished, ExitStopped)
 	}
 	return nil
 }

@@ -162,6 +162,7 @@ func runWorker(c *cli.Context, single bool) error {
 	if err != nil {
 		return within("fetch", err)
 	}
+	defer fe.Close() // gives back the fleet permits it holds idle, after the pages' renderer
 	if err := checkProxies(ctx, cfg, fe, log); err != nil {
 		return err
 	}
@@ -191,6 +192,7 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	mcfg := manager.Config{
 		Worker: worker, Batch: cfg.Tracker.Batch, LeaseTTL: cfg.Tracker.LeaseTTL,
+		Heartbeat: cfg.Tracker.Heartbeat, HeartbeatMisses: cfg.Tracker.HeartbeatMisses,
 		Concurrency: cfg.Fetch.Concurrency, ExitWhenDone: single || c.Bool("exit-when-done"), Logger: log,
 		Redact:      redactor.String,
 		MaxAttempts: cfg.Tracker.MaxAttempts,

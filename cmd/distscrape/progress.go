@@ -68,6 +68,9 @@ func runBar(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, ex *cr
 	everyStats(ctx, tr, mgr, 500*time.Millisecond, func(st tracker.Stats, rate float64) {
 		_ = bar.Set64(st.Done + st.Failed)
 		line := progressLine(st, rate, time.Now())
+		if d := deadLine(mgr.Progress().DeadWorkers); d != "" {
+			line += " | " + d
+		}
 		if r := recordsLine(ex.withSkipped(mgr.Progress().Records)); r != "" {
 			line += " | " + r
 		}
@@ -82,6 +85,9 @@ func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, e
 			"pages_per_s_here", fmt.Sprintf("%.1f", rate)}
 		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
+		}
+		if d := mgr.Progress().DeadWorkers; len(d) > 0 {
+			args = append(args, "dead_workers", strings.Join(d, ","))
 		}
 		if r := recordsLine(ex.withSkipped(mgr.Progress().Records)); r != "" {
 			args = append(args, "records_here", r)
@@ -110,6 +116,18 @@ func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 		line += " | " + w
 	}
 	return line
+}
+
+// deadLine names the workers this one heard died during the crawl (their
+// leases went back to pending): "worker w2 died"; "" when none did.
+func deadLine(dead []string) string {
+	switch len(dead) {
+	case 0:
+		return ""
+	case 1:
+		return "worker " + dead[0] + " died"
+	}
+	return fmt.Sprintf("%d workers died: %s", len(dead), strings.Join(dead, ", "))
 }
 
 // recordsLine is this worker's records by rule, "product 120 (3 invalid),

@@ -106,3 +106,21 @@ func TestRecordsLine(t *testing.T) {
 		}
 	}
 }
+
+// TestDeadLine: the progress line names the workers that died, one or
+// several, and says nothing when none did.
+func TestDeadLine(t *testing.T) {
+	for _, tc := range []struct {
+		in   []string
+		want string
+	}{
+		{nil, ""},
+		{[]string{}, ""},
+		{[]string{"w2"}, "worker w2 died"},
+		{[]string{"w2", "w7"}, "2 workers died: w2, w7"},
+	} {
+		if got := deadLine(tc.in); got != tc.want {
+			t.Errorf("deadLine(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -35,8 +35,10 @@ func printStatusJSON(ctx context.Context, w io.Writer, tr tracker.Inspector, st 
 	return json.NewEncoder(w).Encode(statusRecord{Stats: st, WorkerStats: ws, Records: recs.counts, RecordsError: recs.err})
 }
 
-// printWorkers writes a row per worker; one silent for more than its lease
-// TTL is dead, and then every lease it still holds has expired.
+// printWorkers writes a row per worker: alive; dead (it missed its
+// heartbeats, or without heartbeats its lease TTL passed), with the leases
+// it still holds, which go back at the next heartbeat or checkout of any
+// worker; or how it exited (finished, stopped).
 func printWorkers(ctx context.Context, w io.Writer, tr tracker.Inspector, now time.Time) error {
 	ws, err := tr.Workers(ctx)
 	if err != nil {
@@ -49,12 +51,9 @@ func printWorkers(ctx context.Context, w io.Writer, tr tracker.Inspector, now ti
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "worker\tstate\tlast seen\tleases\tchecked out\tdone\tfailed\texpired\tfirst seen")
 	for _, x := range ws {
-		state := "alive"
-		if x.Dead(now) {
-			state = "dead"
-			if x.Leases > 0 {
-				state = fmt.Sprintf("dead (%d %s expired)", x.Leases, plural(x.Leases, "lease", "leases"))
-			}
+		state := x.State(now)
+		if x.Dead(now) && x.Leases > 0 {
+			state = fmt.Sprintf("dead (%d %s expired)", x.Leases, plural(x.Leases, "lease", "leases"))
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", x.Name, state, ago(x.LastSeen, now),
 			x.Leases, x.Checkouts, x.Done, x.Failed, x.Expired, x.FirstSeen.Local().Format(time.DateTime))

@@ -47,6 +47,8 @@ func TestPrintWorkers(t *testing.T) {
 	}{
 		{"a dead and a live worker", tr, [][]string{{"quiet", "dead (2 leases expired)", "2m0s ago"}, {"busy", "alive", "0s ago"}}},
 		{"dead, holding nothing", deadEmpty(t), [][]string{{"gone", "dead ", "2m0s ago"}}},
+		{"finished, stopped and missed heartbeats", exited(t, clock), [][]string{
+			{"finisher", "finished"}, {"stopper", "stopped"}, {"silent", "dead (1 lease expired)"}, {"extending", "alive"}}},
 		{"no worker", newEmpty(t), [][]string{{"no", "worker seen recently"}}},
 	}
 	for _, tt := range tests {
@@ -99,6 +101,48 @@ func deadEmpty(t *testing.T) tracker.Inspector {
 		t.Fatalf("Checkout: %v, %v", ls, err)
 	}
 	if err := tr.Complete(ctx, []tracker.Completion{{Lease: ls[0]}}); err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// exited is a tracker whose workers ended every way, at clock's now: one
+// finished and one stopped (past their heartbeat window: still not dead),
+// one that sent a heartbeat and went silent holding a lease, and one
+// alive that sends no heartbeat and extends its lease (an extend, unlike a
+// checkout or a heartbeat, hands back no dead worker's leases).
+func exited(t *testing.T, clock *trackertest.Clock) tracker.Inspector {
+	ctx := context.Background()
+	start := trackertest.NewClock(clock.Now().Add(-2 * time.Minute))
+	tr, err := memtracker.New(memtracker.Config{Options: tracker.Options{Clock: start}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Add(ctx, []tracker.Item{{Key: "a"}, {Key: "b"}, {Key: "c"}, {Key: "d"}}); err != nil {
+		t.Fatal(err)
+	}
+	checkout := func(w string) []tracker.Lease {
+		if w != "extending" {
+			if _, err := tr.Heartbeat(ctx, w, 6*time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ls, err := tr.Checkout(ctx, w, 1, time.Hour)
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("Checkout: %v, %v", ls, err)
+		}
+		return ls
+	}
+	checkout("silent")
+	extending := checkout("extending")
+	for w, how := range map[string]tracker.WorkerExit{"finisher": tracker.ExitFinished, "stopper": tracker.ExitStopped} {
+		checkout(w)
+		if err := tr.Exit(ctx, w, how); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start.Advance(2 * time.Minute)
+	if _, err := tr.Extend(ctx, extending, time.Hour); err != nil {
 		t.Fatal(err)
 	}
 	return tr

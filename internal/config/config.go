@@ -59,6 +59,11 @@ type Tracker struct {
 	// page's outbox (WAIT); unset: 1; 0: the master's answer suffices.
 	WaitReplicas *int          `yaml:"wait_replicas"`
 	WaitTimeout  time.Duration `yaml:"wait_timeout"` // redis: bound of that WAIT; 0 (unset): 1s
+	// Heartbeat is how often a worker tells the tracker it lives, apart
+	// from its leases; missing HeartbeatMisses in a row makes it dead and
+	// its leases go back at once. Defaults 2s and 3.
+	Heartbeat       time.Duration `yaml:"heartbeat"`
+	HeartbeatMisses int           `yaml:"heartbeat_misses"`
 }
 
 // Backoff is the retry backoff: base·2^(attempt-1) with jitter, capped at max.

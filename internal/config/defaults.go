@@ -12,6 +12,8 @@ import (
 const (
 	DefaultLeaseTTL           = 5 * time.Minute
 	DefaultBatch              = 32
+	DefaultHeartbeat          = tracker.DefaultHeartbeat
+	DefaultHeartbeatMisses    = tracker.DefaultHeartbeatMisses
 	DefaultMaxAttempts        = tracker.DefaultMaxAttempts
 	DefaultBackoffBase        = tracker.DefaultBackoffBase
 	DefaultBackoffMax         = tracker.DefaultBackoffMax
@@ -46,6 +48,8 @@ func (c *Config) ApplyDefaults() {
 	// tracker.wait_replicas and wait_timeout keep their zero values when
 	// unset (the redis tracker's defaults, 1 and 1s): a memory tracker's
 	// config must not carry them.
+	setDur(&t.Heartbeat, DefaultHeartbeat)
+	setInt(&t.HeartbeatMisses, DefaultHeartbeatMisses)
 
 	s := &c.Scraper
 	setStr(&s.Kind, "link")

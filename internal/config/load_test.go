@@ -53,6 +53,8 @@ func TestFullValues(t *testing.T) {
 	}{
 		{"tracker.url expanded", c.Tracker.URL, "redis://user:s3cret@redis.internal:6379/0"},
 		{"lease_ttl", c.Tracker.LeaseTTL, 5 * time.Minute},
+		{"heartbeat default", c.Tracker.Heartbeat, 2 * time.Second},
+		{"heartbeat_misses default", c.Tracker.HeartbeatMisses, 3},
 		{"backoff.max", c.Tracker.Backoff.Max, time.Hour},
 		{"max_body", c.Fetch.MaxBody, Size(1572864)},
 		{"per_host_rate", c.Fetch.PerHostRate, 2.5},

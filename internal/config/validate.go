@@ -95,6 +95,10 @@ func (t *Tracker) validate(p *problems) {
 	}
 	durRange(p, "tracker.lease_ttl", t.LeaseTTL, 100*time.Millisecond, 24*time.Hour)
 	intRange(p, "tracker.batch", t.Batch, 1, 10000)
+	// A worker is dead after heartbeat × heartbeat_misses: one miss alone
+	// would turn a late packet into a death.
+	durRange(p, "tracker.heartbeat", t.Heartbeat, 10*time.Millisecond, time.Minute)
+	intRange(p, "tracker.heartbeat_misses", t.HeartbeatMisses, 2, 100)
 	intRange(p, "tracker.max_attempts", t.MaxAttempts, 1, 1000)
 	if intRange(p, "tracker.partitions", t.Partitions, 1, 1024); t.Partitions > 1 && t.Kind != "redis" {
 		p.add("tracker.partitions", "%d partitions: only the redis tracker has partitions (tracker.kind is %s)", t.Partitions, t.Kind)

@@ -8,6 +8,7 @@ import "reflect"
 // become the default, so it is refused instead.
 var zeroMeansDefault = []string{
 	"tracker.lease_ttl", "tracker.batch", "tracker.max_attempts",
+	"tracker.heartbeat", "tracker.heartbeat_misses",
 	"tracker.backoff.base", "tracker.backoff.max",
 	"scraper.regex_timeout", "scraper.max_links",
 	"fetch.concurrency", "fetch.per_host_concurrency", "fetch.timeout",

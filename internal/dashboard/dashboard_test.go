@@ -19,6 +19,7 @@ import (
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
+	"github.com/distscrape/distscrape/tracker/trackertest"
 )
 
 const testToken = "t0ken-for-the-dashboard-tests"
@@ -438,5 +439,61 @@ func TestLookupNormalizes(t *testing.T) {
 		if res.StatusCode != tc.code || !strings.Contains(body, tc.state) {
 			t.Errorf("lookup %q: %d %s, want %d with %s", tc.key, res.StatusCode, body, tc.code, tc.state)
 		}
+	}
+}
+
+// TestWorkerStates: the workers table tells a worker that finished or was
+// stopped from one that died (missed its heartbeats), and from one alive:
+// only the dead one is "dead", past every window and lease TTL.
+func TestWorkerStates(t *testing.T) {
+	ctx := context.Background()
+	clock := trackertest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC))
+	tr, err := memtracker.New(memtracker.Config{Options: tracker.Options{Clock: clock}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Add(ctx, []tracker.Item{{Key: "a"}, {Key: "b"}, {Key: "c"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"killed", "finisher", "stopper"} {
+		if _, err := tr.Heartbeat(ctx, w, 6*time.Second); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Checkout(ctx, w, 1, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := tr.Exit(ctx, "finisher", tracker.ExitFinished); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.Exit(ctx, "stopper", tracker.ExitStopped); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Minute)
+	if _, err := tr.Heartbeat(ctx, "alive", 6*time.Second); err != nil { // hands back killed's lease
+		t.Fatal(err)
+	}
+	ws, err := tr.Workers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Server{perW: map[string][]sample{}}
+	got := map[string]workerView{}
+	for _, v := range s.workerViews(ws, clock.Now()) {
+		got[v.Name] = v
+	}
+	for name, want := range map[string]string{"killed": "dead", "finisher": "finished", "stopper": "stopped", "alive": "alive"} {
+		v := got[name]
+		if v.State != want || v.Dead != (want == "dead") {
+			t.Errorf("%s: state %q dead %v, want %q", name, v.State, v.Dead, want)
+		}
+		b, _ := json.Marshal(v)
+		if !strings.Contains(string(b), `"state":"`+want+`"`) {
+			t.Errorf("%s as JSON: %s, want state %q", name, b, want)
+		}
+	}
+	if got["killed"].Leases != 0 || got["killed"].Expired != 1 {
+		t.Errorf("killed = %+v, want its lease handed back", got["killed"])
 	}
 }

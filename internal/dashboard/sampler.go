@@ -102,8 +102,11 @@ type Snapshot struct {
 // workerView is one worker as the workers table shows it.
 type workerView struct {
 	tracker.WorkerStats
-	Dead bool    `json:"dead"`
-	Rate float64 `json:"rate"` // pages/s over its last 10 samples
+	Dead bool `json:"dead"`
+	// State is alive, dead, or how it exited: finished or stopped (shown
+	// apart from dead: it ended cleanly and holds nothing).
+	State string  `json:"state"`
+	Rate  float64 `json:"rate"` // pages/s over its last 10 samples
 }
 
 const rateWindowNow = 5 * time.Second
@@ -157,7 +160,7 @@ func (s *Server) tick(ctx context.Context, now time.Time) {
 	s.mu.Unlock()
 }
 
-// workerViews adds to each worker whether it is dead and its rate; the
+// workerViews adds to each worker its state and its rate; the
 // caller holds s.mu.
 func (s *Server) workerViews(ws []tracker.WorkerStats, now time.Time) []workerView {
 	out := make([]workerView, 0, len(ws))
@@ -169,7 +172,8 @@ func (s *Server) workerViews(ws []tracker.WorkerStats, now time.Time) []workerVi
 			hist = hist[len(hist)-10:]
 		}
 		s.perW[w.Name] = hist
-		out = append(out, workerView{WorkerStats: w, Dead: w.Dead(now), Rate: round1(perSecond(hist[0], hist[len(hist)-1]))})
+		out = append(out, workerView{WorkerStats: w, Dead: w.Dead(now), State: w.State(now),
+			Rate: round1(perSecond(hist[0], hist[len(hist)-1]))})
 	}
 	for name := range s.perW { // forgotten by the tracker: forget it too
 		if !seen[name] {

@@ -246,6 +246,7 @@ func (m *Tracker) Checkout(ctx context.Context, worker string, n int, ttl time.D
 func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tracker.Lease, error) {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
+	m.reapDead(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
 	m.promoteRevisits(now, max(n, m.opts.RequeueBatch))
 	w := m.seenWorker(worker, now, ttl)
@@ -564,6 +565,9 @@ func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 		}
 	default:
 		n = m.requeueExpired(now, opt.Limit)
+		if opt.Limit <= 0 || n < opt.Limit {
+			n += m.reapDead(now, max(opt.Limit-n, 0))
+		}
 		if opt.Limit <= 0 || n < opt.Limit {
 			n += m.promoteDue(now, opt.Limit-n)
 		}

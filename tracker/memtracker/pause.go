@@ -38,5 +38,6 @@ func (m *Tracker) pausedCheckoutLocked(worker string, ttl time.Duration) {
 	now := m.opts.Clock.Now()
 	m.requeueExpired(now, m.opts.RequeueBatch)
 	m.promoteDue(now, m.opts.RequeueBatch)
+	m.reapDead(now, m.opts.RequeueBatch)
 	m.seenWorker(worker, now, ttl)
 }

@@ -82,6 +82,16 @@ func (r *ReadOnly) Checkout(context.Context, string, int, time.Duration) ([]trac
 	return nil, tracker.ErrReadOnly
 }
 
+// Heartbeat returns tracker.ErrReadOnly.
+func (r *ReadOnly) Heartbeat(context.Context, string, time.Duration) (tracker.HeartbeatReply, error) {
+	return tracker.HeartbeatReply{}, tracker.ErrReadOnly
+}
+
+// Exit returns tracker.ErrReadOnly.
+func (r *ReadOnly) Exit(context.Context, string, tracker.WorkerExit) error {
+	return tracker.ErrReadOnly
+}
+
 // Extend returns tracker.ErrReadOnly.
 func (r *ReadOnly) Extend(context.Context, []tracker.Lease, time.Duration) ([]tracker.Lease, error) {
 	return nil, tracker.ErrReadOnly

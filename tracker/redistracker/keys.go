@@ -49,10 +49,20 @@ import (
 //	                     groupSplit once Extend split it), g+"n" → its size
 //	                     (lua/lib)
 //	w:<worker>   hash    the worker's statistics (tracker.WorkerStats): first,
-//	                     seen (ms), out, done, failed, expired; it expires
+//	                     seen (ms), out, done, failed, expired; hb, its
+//	                     heartbeat window (ms) once it sent one; exit and
+//	                     exited (ms) once it exited (lua/ops/exit.lua: an exit
+//	                     counts while exited >= seen); it expires
 //	                     workerMemory lease TTLs after the last checkout or
-//	                     heartbeat (lua/lib: seen_worker), and the workers zset
+//	                     extend (lua/lib: seen_worker), and the workers zset
 //	                     forgets the worker then too
+//	hb           zset    worker → alive until (ms), for the workers that send
+//	                     heartbeats and were neither declared dead nor exited:
+//	                     checkout and heartbeat read its head to hand back the
+//	                     leases of the late (lua/lib: reap_dead)
+//	dead         zset    worker → declared dead at (ms), until it comes back;
+//	                     forgotten workerMemory heartbeat windows later
+//	                     (lua/ops/heartbeat.lua)
 //	id:<shard>   string  bitmap of numeric IDs shard·idShardBits ... +idShardBits-1
 //	fp:<bucket>  set     intset of 64-bit fingerprint members
 //	rate:<host>  string  the host's next free request slot, µs (lua/hostrate.lua;
@@ -125,6 +135,8 @@ const (
 	fpBaseLevel  = 12                   // 2^12 buckets before the first split; a multiple of 4
 	fpBucketLoad = 160                  // members per bucket before a split (< 512 / 2 with margin)
 	workerMemory = tracker.WorkerMemory // must equal WORKER_MEMORY in lua/lib
+	// maxDeadListed must equal MAX_DEAD in lua/lib.
+	maxDeadListed = tracker.MaxDeadListed
 )
 
 // The suffixes of the crawl's key names after its prefix, each spelled
@@ -161,6 +173,8 @@ const (
 	sfxHostDelay    = "delay:"
 	sfxShared       = "shared:"
 	sfxSharedFields = "sharedf:"
+	sfxHeartbeats   = "hb"
+	sfxDeadWorkers  = "dead"
 	sfxPartitions   = "partitions"
 	sfxGrantLock    = "grant"
 	sfxOverflow     = "ranges"
@@ -185,7 +199,7 @@ var luaSuffixes = []struct{ lua, sfx string }{
 	{"worker_leases", sfxWorkerLeases}, {"lease_groups", sfxLeaseGroups}, {"deadlines", sfxDeadlines},
 	{"id_shard", sfxIDShard}, {"fp_bucket", sfxFPBucket}, {"revisits", sfxRevisits},
 	{"revisit_list", sfxRevisitList}, {"rvgone", sfxRevisitGone}, {"rvid", sfxRevisitIDs},
-	{"idranges", sfxIDRanges}, {"level", sfxLevel}, {"outbox", sfxOutbox}, {"outbox_items", sfxOutboxItems},
+	{"idranges", sfxIDRanges}, {"level", sfxLevel}, {"outbox", sfxOutbox}, {"outbox_items", sfxOutboxItems}, {"heartbeats", sfxHeartbeats}, {"dead_workers", sfxDeadWorkers},
 }
 
 // callKeys are the derived keys begin names for every call (K.<name>).
@@ -265,6 +279,10 @@ func (k crawlKeys) workerLeases(worker string) string { return k.prefix + sfxWor
 func (k crawlKeys) leaseGroups() string { return k.prefix + sfxLeaseGroups }
 
 func (k crawlKeys) deadlines() string { return k.prefix + sfxDeadlines }
+
+func (k crawlKeys) heartbeats() string { return k.prefix + sfxHeartbeats }
+
+func (k crawlKeys) deadWorkers() string { return k.prefix + sfxDeadWorkers }
 
 func (k crawlKeys) idShard(shard uint64) string {
 	return k.prefix + sfxIDShard + strconv.FormatUint(shard, 10)

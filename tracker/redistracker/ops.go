@@ -20,6 +20,8 @@ var (
 	opComplete     = define(op[completeArgs, []string]{name: "complete", fn: "complete", keys: fixedKeys[completeArgs], reply: decodeStrings})
 	opFail         = define(op[failArgs, []string]{name: "fail", fn: "fail", keys: fixedKeys[failArgs], reply: decodeStrings})
 	opRelease      = define(op[releaseArgs, []string]{name: "release", fn: "release", keys: fixedKeys[releaseArgs], reply: decodeStrings})
+	opHeartbeat    = define(op[heartbeatArgs, []any]{name: "heartbeat", fn: "heartbeat", keys: fixedKeys[heartbeatArgs], reply: decodeHeartbeat})
+	opExit         = define(op[exitArgs, int64]{name: "exit", fn: "exit", keys: fixedKeys[exitArgs], reply: decodeInt})
 	opRequeue      = define(op[requeueArgs, int64]{name: "requeue", fn: "requeue", keys: fixedKeys[requeueArgs], reply: decodeInt})
 	opRequeueLabel = define(op[requeueArgs, [2]int64]{name: "requeue", fn: "requeue", keys: fixedKeys[requeueArgs], reply: decodePair})
 	opRecrawl      = define(op[recrawlArgs, [2]int64]{name: "recrawl", fn: "recrawl", keys: fixedKeys[recrawlArgs], reply: decodePair})

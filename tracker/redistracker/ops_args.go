@@ -109,6 +109,37 @@ type failArgs struct{ values []any }
 
 func (a failArgs) argv() []any { return a.values }
 
+// heartbeatArgs: lua/ops/heartbeat.lua.
+type heartbeatArgs struct {
+	worker    string
+	alive     time.Duration
+	reapBatch int // leases of dead workers handed back, at most
+}
+
+func (a heartbeatArgs) argv() []any { return []any{a.worker, a.alive.Milliseconds(), a.reapBatch} }
+
+// decodeHeartbeat checks the shape {was dead (0 or 1), dead workers...}.
+func decodeHeartbeat(res any) ([]any, error) {
+	v, _ := res.([]any)
+	if len(v) < 1 {
+		return nil, errReply(res)
+	}
+	if n, ok := v[0].(int64); !ok || n < 0 || n > 1 {
+		return nil, errReply(res)
+	}
+	return v, nil
+}
+
+// exitArgs: lua/ops/exit.lua.
+type exitArgs struct {
+	worker string
+	how    string // tracker.ExitFinished or ExitStopped
+	limit  int    // leases handed back per call
+	memory time.Duration
+}
+
+func (a exitArgs) argv() []any { return []any{a.worker, a.how, a.limit, a.memory.Milliseconds()} }
+
 // releaseArgs: lua/ops/release.lua: (token, key) per lease.
 type releaseArgs struct{ pairs []any }
 
@@ -219,19 +250,30 @@ func (a hostRateArgs) hostKey(k crawlKeys) string { return k.hostRate(a.host) }
 
 // hostPermitArgs: lua/ops/hostpermit.lua.
 type hostPermitArgs struct {
-	host, id string
-	limit    int
-	ttl      time.Duration
+	host, block string // the permits are "<block>.<i>"
+	limit, n    int
+	ttl         time.Duration
 }
 
-func (a hostPermitArgs) argv() []any { return []any{a.id, a.limit, max(a.ttl.Microseconds(), 1)} }
+func (a hostPermitArgs) argv() []any {
+	return []any{a.block, a.limit, max(a.ttl.Microseconds(), 1), a.n}
+}
 
 func (a hostPermitArgs) hostKey(k crawlKeys) string { return k.hostPermits(a.host) }
 
 // hostUnpermitArgs: lua/ops/hostunpermit.lua.
-type hostUnpermitArgs struct{ host, id string }
+type hostUnpermitArgs struct {
+	host string
+	ids  []string
+}
 
-func (a hostUnpermitArgs) argv() []any { return []any{a.id} }
+func (a hostUnpermitArgs) argv() []any {
+	args := make([]any, len(a.ids))
+	for i, id := range a.ids {
+		args[i] = id
+	}
+	return args
+}
 
 func (a hostUnpermitArgs) hostKey(k crawlKeys) string { return k.hostPermits(a.host) }
 

@@ -103,6 +103,8 @@ type Engine interface {
 	tracker.SharedStore
 	ReserveHost(ctx context.Context, host string, interval, maxWait time.Duration) (time.Duration, bool, error)
 	AcquireHost(ctx context.Context, host string, limit int, ttl time.Duration) (func(), bool, time.Duration, error)
+	TakeHostPermits(ctx context.Context, host string, n, limit int, ttl time.Duration) ([]string, time.Duration, error)
+	GiveHostPermits(ctx context.Context, host string, ids []string) error
 }
 
 // Open opens the crawl with Config.Partitions partitions: a *Tracker for
@@ -273,6 +275,16 @@ func (pt *Partitioned) usable() error {
 // ReserveHost books host's next request in the partition of its items.
 func (pt *Partitioned) ReserveHost(ctx context.Context, host string, interval, maxWait time.Duration) (time.Duration, bool, error) {
 	return pt.parts[pt.routeHost(strings.ToLower(host))].ReserveHost(ctx, host, interval, maxWait)
+}
+
+// TakeHostPermits takes host's permits in the partition of its items.
+func (pt *Partitioned) TakeHostPermits(ctx context.Context, host string, n, limit int, ttl time.Duration) ([]string, time.Duration, error) {
+	return pt.parts[pt.routeHost(strings.ToLower(host))].TakeHostPermits(ctx, host, n, limit, ttl)
+}
+
+// GiveHostPermits gives host's permits back in the partition of its items.
+func (pt *Partitioned) GiveHostPermits(ctx context.Context, host string, ids []string) error {
+	return pt.parts[pt.routeHost(strings.ToLower(host))].GiveHostPermits(ctx, host, ids)
 }
 
 // AcquireHost takes one of host's permits in the partition of its items.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -206,6 +207,9 @@ func (pt *Partitioned) Workers(ctx context.Context) ([]tracker.WorkerStats, erro
 		if w.AliveUntil.After(m.AliveUntil) {
 			m.AliveUntil = w.AliveUntil
 		}
+		if w.ExitedAt.After(m.ExitedAt) {
+			m.Exit, m.ExitedAt = w.Exit, w.ExitedAt
+		}
 		m.Leases += w.Leases
 		m.Checkouts += w.Checkouts
 		m.Done += w.Done
@@ -218,8 +222,11 @@ func (pt *Partitioned) Workers(ctx context.Context) ([]tracker.WorkerStats, erro
 	now := pt.opts.Clock.Now()
 	out := make([]tracker.WorkerStats, 0, len(byName))
 	for _, w := range byName {
+		if w.LastSeen.After(w.ExitedAt) { // seen again after its exit in some partition
+			w.Exit, w.ExitedAt = "", time.Time{}
+		}
 		ttl := w.AliveUntil.Sub(w.LastSeen)
-		if w.Leases == 0 && !now.Before(w.AliveUntil.Add((workerMemory-1)*ttl)) {
+		if w.Leases == 0 && w.Exit == "" && !now.Before(w.AliveUntil.Add((workerMemory-1)*ttl)) {
 			continue
 		}
 		out = append(out, *w)
@@ -404,4 +411,40 @@ func gather[T any](pt *Partitioned, fn func(part *Tracker) ([]T, error)) ([]T, e
 		return err
 	})
 	return out, err
+}
+
+// Heartbeat beats in every partition (a worker's leases may be in any),
+// in parallel: WasDead if any partition had declared the worker dead, Dead
+// the union of the partitions' lists, the most recently declared first as
+// each partition lists them.
+func (pt *Partitioned) Heartbeat(ctx context.Context, worker string, alive time.Duration) (tracker.HeartbeatReply, error) {
+	if err := pt.usable(); err != nil {
+		return tracker.HeartbeatReply{}, err
+	}
+	reps := make([]tracker.HeartbeatReply, len(pt.parts))
+	err := pt.each(func(p int, part *Tracker) error {
+		var err error
+		reps[p], err = part.Heartbeat(ctx, worker, alive)
+		return err
+	})
+	var out tracker.HeartbeatReply
+	for _, r := range reps {
+		out.WasDead = out.WasDead || r.WasDead
+		for _, d := range r.Dead {
+			if !slices.Contains(out.Dead, d) && len(out.Dead) < tracker.MaxDeadListed {
+				out.Dead = append(out.Dead, d)
+			}
+		}
+	}
+	return out, err
+}
+
+// Exit records the exit in every partition, in parallel.
+func (pt *Partitioned) Exit(ctx context.Context, worker string, how tracker.WorkerExit) error {
+	if err := pt.usable(); err != nil {
+		return err
+	}
+	err := pt.each(func(_ int, part *Tracker) error { return part.Exit(ctx, worker, how) })
+	pt.filledAll()
+	return err
 }

@@ -22,6 +22,7 @@ func TestWireConstantsAgree(t *testing.T) {
 		"checkoutMaxBytes": strconv.Itoa(checkoutMaxBytes),
 		"workerMemory":     strconv.Itoa(workerMemory), "tokenPrefixLen": strconv.Itoa(tokenPrefixLen), "groupSplit": strconv.Itoa(groupSplit),
 		"sharedHeld": strconv.Itoa(sharedHeld), "sharedSet": strconv.Itoa(sharedSet), "sharedFull": strconv.Itoa(sharedFull),
+		"maxDeadListed": strconv.Itoa(maxDeadListed),
 	}
 	lib, err := libSource()
 	if err != nil {

@@ -95,3 +95,49 @@ func TestRedisAcquireHost(t *testing.T) {
 		}
 	})
 }
+
+// TestRedisTakeHostPermits: a block takes as many permits as are free, up
+// to what it asks for, in one call, and never more than the limit across
+// callers; giving back some frees exactly those; bad block sizes are
+// refused.
+func TestRedisTakeHostPermits(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	const host, limit = "blocks.example", 10
+	a, _, err := b.tr.TakeHostPermits(b.ctx, host, 6, limit, time.Hour)
+	if err != nil || len(a) != 6 {
+		t.Fatalf("a block of 6 of 10: %q, %v", a, err)
+	}
+	c, _, err := b.tr.TakeHostPermits(b.ctx, host, 6, limit, time.Hour)
+	if err != nil || len(c) != 4 {
+		t.Fatalf("a block of 6 with 4 free: %q, %v; want the 4", c, err)
+	}
+	none, wait, err := b.tr.TakeHostPermits(b.ctx, host, 1, limit, time.Hour)
+	if err != nil || len(none) != 0 || wait < 59*time.Minute {
+		t.Fatalf("a block with none free: %q, wait %v, %v; want none, ~1h", none, wait, err)
+	}
+	if n, _ := b.c.ZCard(b.ctx, b.keys.hostPermits(host)).Result(); n != limit {
+		t.Fatalf("%d permits held, want the limit %d", n, limit)
+	}
+	seen := map[string]bool{}
+	for _, id := range append(append([]string{}, a...), c...) {
+		if seen[id] {
+			t.Fatalf("permit id %s taken twice", id)
+		}
+		seen[id] = true
+	}
+	if err := b.tr.GiveHostPermits(b.ctx, host, a[:2]); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.tr.GiveHostPermits(b.ctx, host, a[:2]); err != nil { // twice: frees nothing more
+		t.Fatal(err)
+	}
+	back, _, err := b.tr.TakeHostPermits(b.ctx, host, 5, limit, time.Hour)
+	if err != nil || len(back) != 2 {
+		t.Fatalf("after 2 given back, a block of 5: %q, %v; want 2", back, err)
+	}
+	for _, n := range []int{0, -1, maxPermitBlock + 1} {
+		if ids, _, err := b.tr.TakeHostPermits(b.ctx, "x.example", n, limit, time.Hour); err == nil || len(ids) != 0 {
+			t.Errorf("TakeHostPermits(n %d) = %q, %v; want refused", n, ids, err)
+		}
+	}
+}

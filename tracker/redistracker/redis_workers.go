@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -64,9 +65,42 @@ func (r *Tracker) Workers(ctx context.Context) ([]tracker.WorkerStats, error) {
 		if n := num("seen"); n > 0 {
 			w.LastSeen = msTime(n)
 		}
+		if at := num("exited"); rec["exit"] != "" && at >= num("seen") {
+			w.Exit, w.ExitedAt = tracker.WorkerExit(rec["exit"]), msTime(at)
+		}
 		out = append(out, w)
 	}
 	return out, nil
+}
+
+// exitMemory is the life of a worker record that Exit makes (one that
+// exists keeps its own, workerMemory lease TTLs).
+const exitMemory = workerMemory * tracker.DefaultHeartbeat * tracker.DefaultHeartbeatMisses
+
+// Heartbeat implements tracker.Tracker: one call (lua/ops/heartbeat.lua),
+// which also hands back up to RequeueBatch leases of dead workers.
+func (r *Tracker) Heartbeat(ctx context.Context, worker string, alive time.Duration) (tracker.HeartbeatReply, error) {
+	if err := tracker.ValidateHeartbeat(worker, alive); err != nil {
+		return tracker.HeartbeatReply{}, err
+	}
+	v, err := call(ctx, r, opHeartbeat, heartbeatArgs{worker: worker, alive: alive, reapBatch: r.opts.RequeueBatch})
+	if err != nil {
+		return tracker.HeartbeatReply{}, err
+	}
+	return tracker.HeartbeatReply{WasDead: v[0] == int64(1), Dead: appendStrings(nil, v[1:])}, nil
+}
+
+// Exit implements tracker.Tracker, requeueChunk leases per call.
+func (r *Tracker) Exit(ctx context.Context, worker string, how tracker.WorkerExit) error {
+	if err := tracker.ValidateExit(worker, how); err != nil {
+		return err
+	}
+	for {
+		n, err := call(ctx, r, opExit, exitArgs{worker: worker, how: string(how), limit: requeueChunk, memory: exitMemory})
+		if err != nil || n < requeueChunk {
+			return err
+		}
+	}
 }
 
 // heldLeases counts each worker's leases from the members of its wl set:

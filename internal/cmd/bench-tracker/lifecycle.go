@@ -46,7 +46,15 @@ func (b *bench) lifecycle(int) error {
 	fmt.Printf("lifecycle_items_per_s: %.0f\n", float64(n)/el.Seconds())
 	// Redis's own CPU, not the wall time: what one node spends on an item,
 	// whatever the machine's load (the goal: at most 8 µs).
-	fmt.Printf("redis_cpu_us_per_item: %.2f\n", (cpu1-cpu0)*1e6/float64(n))
+	life := (cpu1 - cpu0) * 1e6 / float64(n)
+	fmt.Printf("redis_cpu_us_per_item: %.2f\n", life)
+	plain, err := b.plainCPUPerItem()
+	if err != nil {
+		return err
+	}
+	fmt.Printf("redis_plain_cpu_us_per_item: %.2f\n", plain)
+	// The figure that holds from one machine to the next (plainCPUPerItem).
+	fmt.Printf("redis_cpu_per_item_ratio: %.2f\n", life/plain)
 	if err := tr.Reset(b.ctx); err != nil {
 		return err
 	}

@@ -146,10 +146,13 @@
       return;
     }
     for (const w of ws) {
-      const tr = el('tr', undefined, w.dead ? 'dead' : '');
+      // dead (red): it missed its heartbeats; finished and stopped (muted):
+      // it ended cleanly, nothing to do about it.
+      const cls = w.state === 'dead' ? 'dead' : (w.state === 'finished' || w.state === 'stopped') ? 'exited' : '';
+      const tr = el('tr', undefined, cls);
       tr.dataset.worker = w.name;
-      tr.dataset.state = w.dead ? 'dead' : 'alive';
-      const state = w.dead ? (w.leases > 0 ? 'dead (' + w.leases + ' leases expired)' : 'dead') : 'alive';
+      tr.dataset.state = w.state;
+      const state = w.state === 'dead' && w.leases > 0 ? 'dead (' + w.leases + ' leases expired)' : w.state;
       tr.append(el('td', w.name), el('td', state, 'state'), el('td', ago(w.last_seen, now)),
         el('td', fmt(w.leases), 'num'), el('td', w.rate.toFixed(1), 'num'), el('td', fmt(w.done), 'num'),
         el('td', fmt(w.failed), 'num'), el('td', fmt(w.expired), 'num'));

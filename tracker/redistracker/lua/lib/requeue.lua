@@ -73,6 +73,37 @@ local function requeue_expired(limit)
   return n
 end
 
+-- hand_back requeues up to limit leases of worker (every lease of its
+-- wl set, deadlines or not) and returns how many, and whether it holds
+-- none now.
+local function hand_back(worker, limit)
+  local n = 0
+  for _, m in ipairs(rcall('SMEMBERS', crawl_key('worker_leases', worker))) do
+    if n >= limit then return n, false end
+    n = n + requeue_member(m, true, limit - n, K.deadlines)
+  end
+  return n, n < limit
+end
+
+-- reap_dead hands back the leases of the heartbeating workers past their
+-- window (hb), up to limit leases, and declares each dead (dead) once it
+-- holds none: a killed worker's leases go back within a heartbeat window,
+-- not a lease TTL. A worker that comes back finds its leases lost
+-- (fencing: their tokens are gone) and is told so by its next heartbeat.
+-- Cost: one ZRANGEBYSCORE when no worker is late; O(limit) otherwise.
+local function reap_dead(limit)
+  local hb = crawl_key('heartbeats')
+  local n = 0
+  for _, w in ipairs(rcall('ZRANGEBYSCORE', hb, '-inf', '(' .. ARGV[2], 'LIMIT', '0', '4')) do
+    local k, all = hand_back(w, limit - n)
+    n = n + k
+    if not all then return n end
+    rcall('ZREM', hb, w)
+    rcall('ZADD', crawl_key('dead_workers'), ARGV[2], w)
+  end
+  return n
+end
+
 local function promote_delayed(limit)
   if limit <= 0 then return 0 end
   local due = rcall('ZRANGEBYSCORE', K.delayed, '-inf', ARGV[2], 'LIMIT', '0', itoa(limit))

@@ -1,5 +1,6 @@
 -- checkout.lua: lease up to n pending items to one worker. Expired leases
--- and due delayed items are moved back to pending first (a bounded number).
+-- and due delayed items are moved back to pending first, and the leases of
+-- workers past their heartbeat window (reap_dead) (a bounded number).
 -- Each item is moved and its lease record written in this one script, so no
 -- item is ever leased without its record.
 -- KEYS: the fixed keys (codes.lua); the derived wl:<worker> and paused.
@@ -47,6 +48,7 @@ if not id then return redis.error_reply(STATE_LOST) end
 local some = rcall('EXISTS', K.paused, K.delayed, K.revisits, level_key(1), level_key(2),
   level_key(3), level_key(4), level_key(5), level_key(6), level_key(7), level_key(8), level_key(9)) > 0
 requeue_expired(rq)
+reap_dead(rq)
 if some then
   promote_delayed(rq)
   promote_revisits(math.max(n, rq))

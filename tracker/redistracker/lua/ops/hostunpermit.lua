@@ -1,7 +1,7 @@
--- hostunpermit.lua: give back a permit hostpermit.lua took.
+-- hostunpermit.lua: give back permits hostpermit.lua took.
 --
 -- KEYS[1]  <prefix>conc:<host>   zset: permit id -> expiry (hostpermit.lua)
--- ARGV     the common 1-5 (codes.lua) (unused); 6 permit id
--- Returns  1 if the permit was held, 0 if it had expired (or was never taken).
--- Cost     O(log n), n <= the host's limit.
-return redis.call('ZREM', KEYS[1], ARGV[6])
+-- ARGV     the common 1-5 (codes.lua) (unused); 6... permit ids
+-- Returns  how many were held (the others had expired, or were never taken).
+-- Cost     O(ids × log limit).
+return redis.call('ZREM', KEYS[1], unpack(ARGV, 6))

@@ -1,5 +1,6 @@
 -- requeue.lua: move back to pending, at most `limit` items: the expired
--- leases and the due delayed items ('expired'), one worker's leases
+-- leases, the leases of workers past their heartbeat window (reap_dead)
+-- and the due delayed items ('expired'), one worker's leases
 -- ('worker'), or the dead letters with their attempts reset ('failed', the
 -- oldest first; 'keys', those named in ARGV[8...] that are dead letters). A
 -- lease that used its last attempt goes to failed ("lease expired").
@@ -27,6 +28,7 @@ local function unfail(k)
 end
 if mode == 'expired' then
   n = requeue_expired(limit)
+  n = n + reap_dead(limit - n)
   n = n + promote_delayed(limit - n)
 elseif mode == 'worker' then
   -- Its groups' prefixes (the library's lease groups) and any token of its own.
