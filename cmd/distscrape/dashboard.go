@@ -103,7 +103,7 @@ func serveDashboard(ctx context.Context, ln net.Listener, cfg *config.Config, tr
 	records, closeRecords := dashboardRecords(cfg)
 	defer closeRecords()
 	srv, err := dashboard.New(dashboard.Config{Inspector: tr, Crawl: cfg.Crawl, Token: cfg.Dashboard.Token,
-		Records: records, ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl),
+		Records: records, Proxies: dashboardProxies(cfg, tr), ReadOnly: readOnly, Redact: redactor.String, Metrics: mh, Logger: slog.Default().With("crawl", cfg.Crawl),
 		Normalize: func(raw string) (string, error) { // as distscrape lookup reads a key
 			it, err := cfg.Scraper.SeedItem(raw)
 			return it.Key, err

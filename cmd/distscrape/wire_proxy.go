@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"regexp"
 	"slices"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/dashboard"
 	"github.com/distscrape/distscrape/tracker"
 )
 
@@ -99,33 +101,51 @@ func checkProxies(ctx context.Context, cfg *config.Config, fe *fetch.Client, log
 	return nil
 }
 
-// printQuarantine lists the proxies the fleet holds in quarantine, for
-// status; nothing when none is or the tracker shares no values.
-func printQuarantine(ctx context.Context, w io.Writer, tr tracker.Engine) error {
+// quarantinedProxies reads the proxies the fleet holds in quarantine,
+// sorted by URL (redacted as recorded); none when the tracker shares no
+// values.
+func quarantinedProxies(ctx context.Context, tr any) ([]dashboard.QuarantinedProxy, error) {
 	store, ok := tr.(tracker.SharedStore)
 	if !ok {
-		return nil
+		return nil, nil
 	}
 	fields, err := store.Fields(ctx, sharedQuarantine)
 	if err != nil {
-		return fmt.Errorf("status: quarantined proxies: %w", err)
+		return nil, fmt.Errorf("quarantined proxies: %w", err)
 	}
-	for _, u := range slices.Sorted(func(yield func(string) bool) {
-		for k := range fields {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	var out []dashboard.QuarantinedProxy
+	for _, u := range slices.Sorted(maps.Keys(fields)) {
 		var r quarantineRecord
 		if json.Unmarshal(fields[u], &r) != nil || r.Until.IsZero() {
 			continue
 		}
+		out = append(out, dashboard.QuarantinedProxy{URL: u, Country: r.Country, Until: r.Until, LastError: r.LastError, By: r.By})
+	}
+	return out, nil
+}
+
+// printQuarantine lists the proxies the fleet holds in quarantine, for
+// status; nothing when none is or the tracker shares no values.
+func printQuarantine(ctx context.Context, w io.Writer, tr tracker.Engine) error {
+	list, err := quarantinedProxies(ctx, tr)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	for _, p := range list {
 		country := ""
-		if r.Country != "" {
-			country = " (" + r.Country + ")"
+		if p.Country != "" {
+			country = " (" + p.Country + ")"
 		}
-		fmt.Fprintf(w, "proxy quarantined: %s%s until %s by %s: %s\n", u, country, r.Until.Format(time.RFC3339), r.By, r.LastError)
+		fmt.Fprintf(w, "proxy quarantined: %s%s until %s by %s: %s\n", p.URL, country, p.Until.Format(time.RFC3339), p.By, p.LastError)
 	}
 	return nil
+}
+
+// dashboardProxies is the dashboard's source of quarantined proxies: nil
+// for a crawl without proxies or a tracker that shares no values.
+func dashboardProxies(cfg *config.Config, tr any) dashboard.ProxyQuarantine {
+	if _, ok := tr.(tracker.SharedStore); !ok || len(cfg.Fetch.Proxies) == 0 {
+		return nil
+	}
+	return func(ctx context.Context) ([]dashboard.QuarantinedProxy, error) { return quarantinedProxies(ctx, tr) }
 }

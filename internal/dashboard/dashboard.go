@@ -60,6 +60,8 @@ type Config struct {
 	// Records, when set, counts the crawl's records by rule for the
 	// overview (written and kept invalid, at most every 5 s).
 	Records RecordCounts
+	// Proxies, when set, lists the proxies in quarantine for the overview.
+	Proxies ProxyQuarantine
 	// Metrics, when set, is served at /metrics (behind the token).
 	Metrics  http.Handler
 	Interval time.Duration // default DefaultInterval

@@ -96,6 +96,9 @@ type Snapshot struct {
 	// Records are the crawl's records by rule (Config.Records); absent
 	// without a source.
 	Records *recordsView `json:"records,omitempty"`
+	// Proxies are the proxies in quarantine (Config.Proxies); absent
+	// without a source.
+	Proxies *proxiesView `json:"proxies,omitempty"`
 	Error   string       `json:"error,omitempty"`
 }
 
@@ -122,6 +125,7 @@ func (s *Server) tick(ctx context.Context, now time.Time) {
 		ws, err = s.cfg.Inspector.Workers(cctx)
 	}
 	snap.Records = s.records(cctx, now)
+	snap.Proxies = s.proxies(cctx)
 	if ctx.Err() != nil {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 )
 
 func fetchBody(t *testing.T, u string) (*http.Response, string) {
@@ -60,5 +61,35 @@ func TestJSPages(t *testing.T) {
 	}
 	if u := s.Unexpected(); len(u) != 0 {
 		t.Errorf("unexpected paths: %v", u)
+	}
+}
+
+// TestGate: /js/gate/wait holds until OpenGate, then answers its script;
+// a client that gives up first gets nothing and the handler returns.
+func TestGate(t *testing.T) {
+	site := Start(t, Options{})
+	c := &http.Client{Timeout: 200 * time.Millisecond}
+	if _, err := c.Get(site.URL() + JSGateWaitPath); err == nil {
+		t.Fatal("the closed gate answered")
+	}
+	site.OpenGate()
+	site.OpenGate() // twice is fine
+	resp, err := http.Get(site.URL() + JSGateWaitPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), "gateOpen = true") {
+		t.Errorf("the open gate answered %q", b)
+	}
+	resp, err = http.Get(site.URL() + JSGatePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !strings.Contains(string(b), JSGateText) || !strings.Contains(string(b), JSGateWaitPath) {
+		t.Errorf("the gate page: %s", b)
 	}
 }

@@ -108,6 +108,7 @@ type Site struct {
 	log     requestLog
 	flight  inFlight
 	login   loginState // login.go
+	gate    gateState  // gate.go
 	ordered orderedLog // Options.LogRequests, and the versions of /changing/
 }
 

@@ -97,6 +97,7 @@
     if (!readOnly) { $('pause').disabled = !!st.paused; $('resume').disabled = !st.paused; }
     chart(s.series || []);
     records(s.records);
+    proxies(s.proxies);
     workers(s.workers || [], now);
     if (st.failed !== lastFailed) { // new dead letters (or requeued): refresh the first page
       lastFailed = st.failed;
@@ -133,6 +134,27 @@
       const tr = el('tr');
       tr.dataset.rule = r.rule;
       tr.append(el('td', r.rule), el('td', fmt(r.written), 'num'), el('td', fmt(r.invalid), 'num'));
+      body.append(tr);
+    }
+  }
+
+  // The proxies in quarantine; hidden for a crawl without proxies.
+  function proxies(pv) {
+    $('proxies').hidden = !pv;
+    if (!pv) return;
+    $('proxies-error').hidden = !pv.error;
+    if (pv.error) set('proxies-error', pv.error);
+    const body = $('proxies-body');
+    body.replaceChildren();
+    if (!pv.quarantined.length) {
+      const td = el('td', 'none', 'muted'); td.colSpan = 5;
+      body.append(el('tr')); body.lastChild.append(td);
+      return;
+    }
+    for (const p of pv.quarantined) {
+      const tr = el('tr');
+      tr.dataset.proxy = p.url;
+      tr.append(el('td', p.url), el('td', p.country || ''), el('td', p.until), el('td', p.by || ''), el('td', p.last_error || ''));
       body.append(tr);
     }
   }
