@@ -114,10 +114,11 @@ func runWorker(c *cli.Context, single bool) error {
 	// config, not something to find out after the crawl.
 	var metricsLn net.Listener
 	if cfg.Metrics.Addr != "" {
-		if metricsLn, err = net.Listen("tcp", cfg.Metrics.Addr); err != nil {
+		if metricsLn, err = listenMetrics(cfg.Metrics.Addr); err != nil {
 			return usagef("metrics.addr: %w", err)
 		}
 		defer metricsLn.Close()
+		slog.Info("metrics served", "addr", metricsLn.Addr().String())
 	}
 	var dashLn net.Listener
 	if single && c.String("dashboard") != "" {

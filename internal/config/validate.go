@@ -62,7 +62,9 @@ func (c *Config) validate(p *problems) {
 	oneOf(p, "log.level", c.Log.Level, "debug", "info", "warn", "error")
 	oneOf(p, "log.format", c.Log.Format, "text", "json")
 	if a := c.Metrics.Addr; a != "" {
-		checkHostPort(p, "metrics.addr", a)
+		if _, _, _, err := PortRange(a); err != nil {
+			p.add("metrics.addr", "%v", err)
+		}
 	}
 	if t := c.Dashboard.Token; t != "" {
 		checkToken(p, "dashboard.token", t)
