@@ -11,6 +11,7 @@ import (
 
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/test/fixturesite"
 )
 
 // productPage is a shop's product page as sites make them (about 43 KB):
@@ -94,6 +95,45 @@ func BenchmarkExtract(b *testing.B) {
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			e := mustCompile(b, Rule{Name: "product", Fields: c.fields})
+			sets, err := e.Extract(context.Background(), p)
+			if err != nil || len(sets[0].Records[0].Fields) != len(c.fields) {
+				b.Fatalf("%v %v", sets, err)
+			}
+			b.SetBytes(int64(len(p.Body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := e.Extract(context.Background(), p); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkExtractData is a page of the bench's crawl (fixturesite with
+// Data: five fields, an <article> among boilerplate) through the
+// extractor: the five fields, with and without the main text.
+func BenchmarkExtractData(b *testing.B) {
+	site := fixturesite.Start(b, fixturesite.Options{Pages: 10, Links: 10, PageSize: 8192, Data: true})
+	body, _, _ := site.Body(fixturesite.PagePath(3))
+	p := &saver.Page{Key: "k", URL: site.URL() + fixturesite.PagePath(3), Status: 200,
+		ContentType: "text/html; charset=utf-8", Body: body}
+	fields := []Field{
+		{Name: "title", CSS: "h1#top", Required: true},
+		{Name: "price", CSS: "span.price", Type: record.Float, Required: true},
+		{Name: "published", CSS: "time[datetime]", Attr: "datetime", Type: record.Time, Required: true},
+		{Name: "category", CSS: "span.category", Required: true},
+		{Name: "author", CSS: "span.author", Required: true},
+	}
+	for _, c := range []struct {
+		name   string
+		fields []Field
+	}{
+		{"css5", fields},
+		{"css5+main", append(fields[:5:5], Field{Name: "body", Text: TextMain})},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			e := mustCompile(b, Rule{Name: "page", Fields: c.fields})
 			sets, err := e.Extract(context.Background(), p)
 			if err != nil || len(sets[0].Records[0].Fields) != len(c.fields) {
 				b.Fatalf("%v %v", sets, err)

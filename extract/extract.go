@@ -153,14 +153,20 @@ func (pg *page) ruleRows(r *rule) ([][]found, error) {
 	return rows, nil
 }
 
-// mainText is the page's readable main text. It rewrites the tree, so it
-// comes after every other selector.
+// mainText is the page's readable main text: the element the page marks
+// as its main content when there is exactly one (maintext.go), else what
+// readability finds. It rewrites the tree, so it comes after every other
+// selector.
 func (pg *page) mainText() (f found) {
 	defer func() {
 		if p := recover(); p != nil {
 			f = found{why: fmt.Sprintf("text: readability panicked: %v", p)}
 		}
 	}()
+	if s := semanticRoot(pg.doc); s != nil {
+		pg.doc = nil
+		return found{vals: []string{s.text()}}
+	}
 	parser := readability.NewParser()
 	parser.MaxElemsToParse = pg.opt.MaxNodes
 	u := pg.pageURL
