@@ -7,7 +7,7 @@ SUDO     := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 VERSITYGW_VERSION := v1.8.0
 WARCIO_VERSION := 2.4.11
 # warcio.js, the third reader of saver/warcsaver's WARC and WACZ tests
-export DISTSCRAPE_WARCIO_JS ?= $(CURDIR)/bin/node/node_modules/warcio/dist/cli.js
+export WARCIO_JS ?= $(CURDIR)/bin/node/node_modules/warcio/dist/cli.js
 TEST_TIMEOUT ?= 40m
 
 .PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio wget clean
@@ -46,7 +46,7 @@ chromium:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium; }
 
 warcio:
-	@[ -f $(DISTSCRAPE_WARCIO_JS) ] || { \
+	@[ -f $(WARCIO_JS) ] || { \
 		echo "installing warcio.js $(WARCIO_VERSION) with npm into bin/node"; \
 		mkdir -p bin/node && npm install --prefix bin/node --no-audit --no-fund -s warcio@$(WARCIO_VERSION); }
 

@@ -67,13 +67,13 @@ func readAll(t *testing.T, path string) (int, error) {
 }
 
 // warcioJS is warcio.js's command line (npm install warcio, then
-// DISTSCRAPE_WARCIO_JS=node_modules/warcio/dist/cli.js), "" to skip it;
+// WARCIO_JS=node_modules/warcio/dist/cli.js), "" to skip it;
 // in CI a missing one fails the test.
 func warcioJS(t *testing.T) string {
-	js := os.Getenv("DISTSCRAPE_WARCIO_JS")
+	js := os.Getenv("WARCIO_JS")
 	if _, err := exec.LookPath("node"); err != nil || js == "" {
 		if os.Getenv("CI") != "" {
-			t.Fatal("CI: node and DISTSCRAPE_WARCIO_JS are needed to check with warcio.js")
+			t.Fatal("CI: node and WARCIO_JS are needed to check with warcio.js")
 		}
 		return ""
 	}

@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,13 +51,23 @@ func TestOperatorCommands(t *testing.T) {
 	if st := status(t, cmd, cfg); st.Failed != 3 || st.Pending != 0 || st.Done != int64(len(site.Pages())) {
 		t.Fatalf("after the retry: %+v", st)
 	}
-	// The workers were seen within the lease TTL: reset refuses to pull the
-	// state from under them unless forced.
-	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes"); r.Code != 1 || !strings.Contains(r.Stderr, "worker(s) active") {
-		t.Fatalf("reset with active workers: %s", r)
+	// A live worker (polling for new work): reset refuses to pull the state
+	// from under it unless forced. The two above exited cleanly and are not
+	// active any more.
+	idle := cmd.Start(t, "worker", "-c", cfg, "--id", "w3", "--exit-when-done=false", "--no-progress")
+	testbin.WaitFor(t, time.Minute, "w3 to be active", func() bool { return status(t, cmd, cfg).Workers == 1 })
+	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes"); r.Code != 1 || !strings.Contains(r.Stderr, "1 worker(s) active") {
+		t.Fatalf("reset with an active worker: %s", r)
 	}
 	if st := status(t, cmd, cfg); st.Done != int64(len(site.Pages())) {
 		t.Fatalf("a refused reset changed the state: %+v", st)
+	}
+	if err := idle.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	idle.Wait(t, time.Minute)
+	if st := status(t, cmd, cfg); st.Workers != 0 {
+		t.Fatalf("after w3 stopped cleanly, %d workers active", st.Workers)
 	}
 	if r := cmd.Run(t, time.Minute, "reset", "-c", cfg, "--yes", "--force"); r.Code != 0 {
 		t.Fatalf("reset --force: %s", r)

@@ -146,11 +146,13 @@ func count(s string) int64 {
 func TestDashboardInChromium(t *testing.T) {
 	browser := browserOrSkip(t)
 	const ttl = 2 * time.Second
+	// A worker is dead once it misses 3 heartbeats, whatever its lease TTL.
+	const heartbeat, dead = 500 * time.Millisecond, 3 * 500 * time.Millisecond
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 1000, Broken: 50, Latency: 100 * time.Millisecond})
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := crawlConfig{
-		Tracker: fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: %s, batch: 2, max_attempts: 2, backoff: {base: 20ms, max: 50ms}}", rs.URL(0), ttl),
+		Tracker: fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: %s, heartbeat: %s, batch: 2, max_attempts: 2, backoff: {base: 20ms, max: 50ms}}", rs.URL(0), ttl, heartbeat),
 		Scraper: linkScraper(site),
 		Fetch:   "fetch: {concurrency: 2, per_host_concurrency: 4, timeout: 10s}",
 		Saver:   "saver: {kind: none}",
@@ -255,12 +257,12 @@ func TestDashboardInChromium(t *testing.T) {
 	testbin.WaitFor(t, time.Minute, "w2 shown dead", func() bool {
 		return eval[bool](tb, `!!document.querySelector('#workers-body tr[data-worker="w2"][data-state="dead"]')`)
 	})
-	// Dead means silent for a lease TTL; the page learns it at its next
+	// Dead means 3 heartbeats missed; the page learns it at its next
 	// update (1 s), and a loaded machine may be a little late.
-	if took := time.Since(killed); took > ttl+3*time.Second {
-		t.Errorf("w2 shown dead %s after SIGKILL; its lease TTL is %s", took.Round(time.Millisecond), ttl)
+	if took := time.Since(killed); took > dead+3*time.Second {
+		t.Errorf("w2 shown dead %s after SIGKILL; 3 heartbeats are %s", took.Round(time.Millisecond), dead)
 	} else {
-		t.Logf("w2 shown dead %s after SIGKILL (lease TTL %s)", took.Round(time.Millisecond), ttl)
+		t.Logf("w2 shown dead %s after SIGKILL (3 heartbeats: %s, lease TTL %s)", took.Round(time.Millisecond), dead, ttl)
 	}
 	if !eval[bool](tb, `!!document.querySelector('#workers-body tr[data-worker="w1"][data-state="alive"]')`) {
 		t.Error("w1 is not shown alive")
