@@ -339,11 +339,13 @@ func TestHeartbeatKeepsLeasesAlive(t *testing.T) {
 	ct := &countingTracker{Tracker: b.tr}
 	release := make(chan struct{})
 	b.site.block = func(*http.Request) { <-release }
-	const ttl = 300 * time.Millisecond
+	// Extends come every ttl/3; a ttl long enough that a loaded machine's
+	// pause of a few hundred ms does not let the lease lapse between two.
+	const ttl = 1200 * time.Millisecond
 	m := b.manager(t, ct, nil, manager.Config{Concurrency: 1, Batch: 1, LeaseTTL: ttl})
 	done := make(chan manager.Summary)
 	go func() { s, _ := m.Run(context.Background()); done <- s }()
-	waitFor(t, 30*time.Second, "three heartbeats", func() bool { return ct.extends.Load() >= 3 })
+	waitFor(t, 30*time.Second, "four heartbeats, past the first deadline", func() bool { return ct.extends.Load() >= 4 })
 	// Far past the first deadline, the lease is still ours: requeue finds nothing expired.
 	if n, err := b.tr.Requeue(context.Background(), tracker.RequeueOptions{}); err != nil || n != 0 {
 		t.Fatalf("requeue of expired leases moved %d (err %v); the heartbeat should have kept the lease", n, err)
