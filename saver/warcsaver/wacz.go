@@ -40,6 +40,10 @@ type WACZOptions struct {
 	Title    string       // datapackage.json "title"; default the directory's name
 	Software string       // datapackage.json "software"; default "distscrape"
 	Logger   *slog.Logger // repairs and skipped tails; default slog.Default()
+	// Text, when set, gives a page's text for pages/pages.jsonl: the main
+	// text the crawl's extraction rules take from it ("" when they take
+	// none). It gets the page's URL and HTML, up to waczTextMax bytes.
+	Text func(ctx context.Context, url string, html []byte) string
 }
 
 // WACZStats says what a package holds.
@@ -48,8 +52,12 @@ type WACZStats struct {
 	Bytes                 int64 // of the package
 }
 
-// waczPageMax bounds what is read of an HTML payload for its title.
-const waczPageMax = 64 << 10
+// waczPageMax bounds what is read of an HTML payload for its title, and
+// waczTextMax for its text (WACZOptions.Text).
+const (
+	waczPageMax = 64 << 10
+	waczTextMax = 4 << 20
+)
 
 // WriteWACZ packages the .warc.gz files of dir as a WACZ file at out
 // (written beside it, fsynced, then renamed): the files STORED under
@@ -94,7 +102,7 @@ func WriteWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStat
 	}
 	defer os.Remove(tmp.Name())
 	defer tmp.Close()
-	p := &packer{zw: zip.NewWriter(tmp), seen: map[string]bool{}}
+	p := &packer{zw: zip.NewWriter(tmp), seen: map[string]bool{}, ctx: ctx, text: opts.Text}
 	for _, w := range warcs {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -159,6 +167,8 @@ func liveFiles(dir string) (map[string]bool, error) {
 
 // packer builds a WACZ file.
 type packer struct {
+	ctx       context.Context
+	text      func(ctx context.Context, url string, html []byte) string // WACZOptions.Text
 	zw        *zip.Writer
 	resources []waczResource
 	cdx       []string
@@ -178,6 +188,7 @@ type waczPage struct {
 	URL   string `json:"url"`
 	TS    string `json:"ts"`
 	Title string `json:"title,omitempty"`
+	Text  string `json:"text,omitempty"`
 }
 
 // addWARC indexes a WARC file and stores its complete records.
@@ -188,7 +199,11 @@ func (p *packer) addWARC(path string, log *slog.Logger) error {
 	}
 	defer f.Close()
 	name := filepath.Base(path)
-	good, err := scan(f, waczPageMax, func(r *scanned) error {
+	head := waczPageMax
+	if p.text != nil {
+		head = waczTextMax
+	}
+	good, err := scan(f, head, func(r *scanned) error {
 		p.records++
 		if r.typ != "response" && r.typ != "revisit" {
 			return nil
@@ -198,7 +213,11 @@ func (p *packer) addWARC(path string, log *slog.Logger) error {
 		mime, _, _ := strings.Cut(r.mime, ";")
 		if r.typ == "response" && r.status == 200 && !r.encoded && strings.EqualFold(strings.TrimSpace(mime), "text/html") && !p.seen[r.uri] {
 			p.seen[r.uri] = true
-			p.pages = append(p.pages, waczPage{URL: r.uri, TS: r.date, Title: htmlTitle(r.head)})
+			pg := waczPage{URL: r.uri, TS: r.date, Title: htmlTitle(r.head)}
+			if p.text != nil {
+				pg.Text = p.text(p.ctx, r.uri, r.head)
+			}
+			p.pages = append(p.pages, pg)
 		}
 		return nil
 	})
