@@ -263,7 +263,7 @@ func TestRequiredAndDefault(t *testing.T) {
 		{Name: "g", CSS: "span.blank", Default: "was blank"},
 		{Name: "h", CSS: "span.blank", Required: true},
 	}})
-	sets, err := e.Extract(context.Background(), htmlPage(`<p><span class="blank">  </span></p>`))
+	_, err := e.Extract(context.Background(), htmlPage(`<p><span class="blank">  </span></p>`))
 	if !errors.Is(err, ErrBody) {
 		t.Fatalf("a json field on HTML: %v, want ErrBody", err)
 	}
@@ -276,7 +276,7 @@ func TestRequiredAndDefault(t *testing.T) {
 		{Name: "g", CSS: "span.blank", Default: "was blank"},
 		{Name: "h", CSS: "span.blank", Required: true},
 	}})
-	sets, err = e.Extract(context.Background(), htmlPage(`<p><span class="blank">  </span></p>`))
+	sets, err := e.Extract(context.Background(), htmlPage(`<p><span class="blank">  </span></p>`))
 	if err != nil {
 		t.Fatal(err)
 	}

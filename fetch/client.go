@@ -337,7 +337,7 @@ func (c *Client) setHeaders(req *http.Request) {
 func redirectRequest(ctx context.Context, prev *http.Request, status int, loc string) (*http.Request, error) {
 	target, err := prev.URL.Parse(loc)
 	if err != nil {
-		return nil, fmt.Errorf("Location %q: %w", loc, err)
+		return nil, fmt.Errorf("location %q: %w", loc, err)
 	}
 	method, body := prev.Method, prev.Body
 	getBody := prev.GetBody

@@ -46,13 +46,13 @@ fetch:
 	if strings.Contains(string(b), "pw1") || strings.Contains(string(b), "pw2") {
 		t.Errorf("redacted config shows a proxy password:\n%s", b)
 	}
-	env, err := parse([]byte(src), "p.yaml", envOf(map[string]string{"DISTSCRAPE_FETCH_PROXIES": "http://127.0.0.1:1, http://127.0.0.1:2",
+	_, err = parse([]byte(src), "p.yaml", envOf(map[string]string{"DISTSCRAPE_FETCH_PROXIES": "http://127.0.0.1:1, http://127.0.0.1:2",
 		"DISTSCRAPE_FETCH_PROXY_CHECK_URL": "http://127.0.0.1:8080/"}))
 	if err == nil || !strings.Contains(err.Error(), "fetch.proxy_rules[0].country") {
 		// the rules name countries the overriding proxies do not have
 		t.Fatalf("override without countries under rules: %v", err)
 	}
-	env, err = parse([]byte("crawl: x\nscraper: {seeds: ['https://a.org/']}\nfetch: {proxies: [http://127.0.0.1:9]}\n"), "p.yaml",
+	env, err := parse([]byte("crawl: x\nscraper: {seeds: ['https://a.org/']}\nfetch: {proxies: [http://127.0.0.1:9]}\n"), "p.yaml",
 		envOf(map[string]string{"DISTSCRAPE_FETCH_PROXIES": "http://127.0.0.1:1, http://127.0.0.1:2", "DISTSCRAPE_FETCH_PROXY_CHECK_URL": "http://127.0.0.1:8080/"}))
 	if err != nil || len(env.Fetch.Proxies) != 2 || env.Fetch.Proxies[1].URL != "http://127.0.0.1:2" || env.ProxyCheckTarget() != "http://127.0.0.1:8080/" {
 		t.Fatalf("environment override: %v %+v", err, env)

@@ -322,7 +322,7 @@ func testConcurrent(t *testing.T, ctx context.Context, tg *Target) {
 				}
 				if i%3 == 2 { // Flush concurrently with Saves
 					if err := tg.Saver.Flush(ctx); err != nil {
-						errs <- fmt.Errorf("Flush: %w", err)
+						errs <- fmt.Errorf("flush: %w", err)
 						return
 					}
 				}

@@ -18,10 +18,6 @@ func (q queued) item() tracker.Item {
 	return tracker.Item{Key: q.key, Depth: int(q.depth), Attempts: int(q.attempts)}
 }
 
-func queuedOf(it tracker.Item) queued {
-	return queued{key: it.Key, depth: int32(it.Depth), attempts: int32(it.Attempts)}
-}
-
 // ring is a FIFO of pending items; push and pop are O(1) amortised.
 type ring struct {
 	buf        []queued

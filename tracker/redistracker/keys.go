@@ -280,10 +280,6 @@ func (k crawlKeys) leaseGroups() string { return k.prefix + sfxLeaseGroups }
 
 func (k crawlKeys) deadlines() string { return k.prefix + sfxDeadlines }
 
-func (k crawlKeys) heartbeats() string { return k.prefix + sfxHeartbeats }
-
-func (k crawlKeys) deadWorkers() string { return k.prefix + sfxDeadWorkers }
-
 func (k crawlKeys) idShard(shard uint64) string {
 	return k.prefix + sfxIDShard + strconv.FormatUint(shard, 10)
 }
@@ -296,15 +292,7 @@ func (k crawlKeys) revisits() string { return k.prefix + sfxRevisits }
 
 func (k crawlKeys) revisitList(sec string) string { return k.prefix + sfxRevisitList + sec }
 
-func (k crawlKeys) revisitGone() string { return k.prefix + sfxRevisitGone }
-
-func (k crawlKeys) revisitIDs(shard uint64) string {
-	return k.prefix + sfxRevisitIDs + strconv.FormatUint(shard, 10)
-}
-
 func (k crawlKeys) idRanges() string { return k.prefix + sfxIDRanges }
-
-func (k crawlKeys) level(p int) string { return k.prefix + sfxLevel + strconv.Itoa(p) }
 
 func (k crawlKeys) hostRate(host string) string { return k.prefix + sfxHostRate + host }
 
