@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,6 +28,7 @@ type Config struct {
 	Path   string
 	Crawl  string
 	Worker string
+	Logger *slog.Logger // the repairs of dead writers' parts; default slog.Default()
 }
 
 // PAX records of each entry: GNU tar and bsdtar store them as extended
@@ -65,6 +67,10 @@ const (
 // (KeepVersions does not apply), each entry with its PAXVisit; a revisit
 // answered 304 (Page.Unchanged) or a failed page (Page.Failed) writes
 // nothing, and a page's Hops are not kept.
+// While open, a saver holds a lock on its archive name (.NAME.lock beside
+// the archive): a second saver of that name is refused (ErrWriterAlive),
+// and a saver starting in the directory first repairs the part each dead
+// writer left, its own predecessor's included (Repair).
 // A rendered page's copies are entries right after its own
 // (CaptureName, PAXCaptureOf).
 type Saver struct {
@@ -82,6 +88,7 @@ type Saver struct {
 	closed bool
 
 	flushMu   sync.Mutex
+	lock      *os.File // held while the saver is open; names the part (tar_repair.go)
 	file      *os.File // the part, created at the first Flush that has data
 	committed int64    // bytes of the part known durable
 	damaged   error    // a failed append could not be undone
@@ -105,6 +112,9 @@ func New(cfg Config) (*Saver, error) {
 		}
 	}
 	t.tw = tar.NewWriter(sinkFunc(t.write))
+	if err := t.lockArchive(cfg.Logger); err != nil {
+		return nil, err
+	}
 	return t, nil
 }
 
@@ -349,6 +359,12 @@ func (t *Saver) createPart() error {
 		if i > 0 {
 			name = stem + "-" + strconv.Itoa(i) + t.base[len(stem):]
 		}
+		if _, err := os.Lstat(name); err == nil {
+			continue
+		}
+		if err := t.markPart(name); err != nil {
+			return fmt.Errorf("tar saver: lock: %w", err)
+		}
 		f, err := os.OpenFile(name, os.O_CREATE|os.O_EXCL|os.O_WRONLY|os.O_APPEND, 0o644)
 		if errors.Is(err, os.ErrExist) {
 			continue
@@ -400,6 +416,10 @@ func (t *Saver) Close(ctx context.Context) error {
 		if cerr := t.file.Close(); err == nil && cerr != nil {
 			err = fmt.Errorf("tar saver: close: %w", cerr)
 		}
+	}
+	// A part that did not end whole keeps its lock file, for the repair.
+	if uerr := t.unlock(err == nil); err == nil && uerr != nil {
+		err = fmt.Errorf("tar saver: unlock: %w", uerr)
 	}
 	return err
 }
