@@ -192,9 +192,14 @@ func expectOnce(t *testing.T, got, want []string) {
 	}
 }
 
-func entryNames(site *fixturesite.Site, urls []string) []string {
-	tr, _ := tarsaver.New(tarsaver.Config{Path: filepath.Join(os.TempDir(), "names-only.tar"), Crawl: "x", Worker: "x"})
-	defer func() { tr.Close(context.Background()); os.Remove(filepath.Join(os.TempDir(), "names-only.tar")) }()
+func entryNames(t *testing.T, site *fixturesite.Site, urls []string) []string {
+	t.Helper()
+	// A directory of its own: a tar saver holds a lock on its archive's name.
+	tr, err := tarsaver.New(tarsaver.Config{Path: filepath.Join(t.TempDir(), "names-only.tar"), Crawl: "x", Worker: "x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close(context.Background())
 	out := make([]string, len(urls))
 	for i, u := range urls {
 		out[i] = tr.Name(&saver.Page{Key: u, URL: u})
@@ -218,7 +223,7 @@ func TestIDDiscoveryTarGz(t *testing.T) {
 	for _, id := range site.ExpectedIDs() {
 		urls = append(urls, strings.ReplaceAll(site.ItemURLFormat(), "{id}", id))
 	}
-	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-solo*.tar.gz")), entryNames(site, urls))
+	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-solo*.tar.gz")), entryNames(t, site, urls))
 }
 
 func TestFleetOfThreeWorkers(t *testing.T) {
@@ -243,7 +248,7 @@ func TestFleetOfThreeWorkers(t *testing.T) {
 			t.Fatalf("%s: %s", w.Name, r)
 		}
 	}
-	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-w*.tar")), entryNames(site, site.Pages()))
+	expectOnce(t, tarEntries(t, filepath.Join(dir, "out", "e2e-w*.tar")), entryNames(t, site, site.Pages()))
 	st := status(t, cmd, cfg)
 	if st.Pending != 0 || st.Leased != 0 || st.Done != int64(len(site.Pages())) {
 		t.Fatalf("status %+v; want 0 pending, 0 leased, %d done", st, len(site.Pages()))

@@ -221,7 +221,7 @@ func checkTarVersions(t *testing.T, out string, site *fixturesite.Site, pages in
 	}
 	for n := range pages {
 		u := site.URL() + fixturesite.ChangingPath(n)
-		name := entryNames(site, []string{u})[0]
+		name := entryNames(t, site, []string{u})[0]
 		want := []string{fixturesite.ChangingBody(n, 0)}
 		if n%2 == 1 {
 			want = append(want, fixturesite.ChangingBody(n, 1))
