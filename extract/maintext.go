@@ -4,7 +4,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"codeberg.org/readeck/go-readability/v2/render"
 	"golang.org/x/net/html"
 	"golang.org/x/net/html/atom"
 )
@@ -13,7 +12,8 @@ import (
 // replacement for it: when a page says itself, in markup, which element
 // holds its main content, that element is the main text, cleaned of what
 // readability would strip from it and rendered by readability's own
-// renderer (render.InnerText, as Article.RenderText does). Every other page
+// renderer (render.InnerText, as Article.RenderText does; innerText is its
+// faster port). Every other page
 // goes through readability. Readability's scoring costs more CPU per page
 // than a whole crawl without extraction; the semantic element needs two
 // walks of the tree.
@@ -49,20 +49,21 @@ func semanticRoot(doc *html.Node) *semantic {
 	if in < minMainChars || 2*in < s.chars {
 		return nil
 	}
-	s.root = root
+	s.root, s.rootChars = root, in
 	return s
 }
 
 // semantic is what one walk of the page finds for the fast path.
 type semantic struct {
-	root     *html.Node
-	articles []*html.Node
-	mains    []*html.Node // <main> and role="main"
-	headings []*html.Node // h1 and h2, in document order
-	byline   *html.Node   // the first element readability takes as a byline
-	title    string       // the <title>
-	chars    int          // non-space bytes of the page's visible text
-	metadata bool
+	root      *html.Node
+	articles  []*html.Node
+	mains     []*html.Node // <main> and role="main"
+	headings  []*html.Node // h1 and h2, in document order
+	byline    *html.Node   // the first element readability takes as a byline
+	title     string       // the <title>
+	chars     int          // non-space bytes of the page's visible text
+	rootChars int          // non-space bytes of root's text
+	metadata  bool
 }
 
 func (s *semantic) walk(n *html.Node, inBody bool) {
@@ -134,7 +135,7 @@ func (s *semantic) text() string {
 		}
 	}
 	strip(s.root)
-	return render.InnerText(s.root)
+	return innerText(s.root, s.rootChars+s.rootChars/4+64)
 }
 
 // strip removes n's descendants that hold no main text: navigation, asides,
@@ -169,7 +170,7 @@ func paragraphs(n *html.Node) {
 		case p != nil:
 			n.RemoveChild(c)
 			p.AppendChild(c)
-		case c.Type != html.TextNode || nonSpace(c.Data) > 0:
+		case c.Type != html.TextNode || hasNonSpace(c.Data):
 			p = &html.Node{Type: html.ElementNode, Data: "p", DataAtom: atom.P}
 			n.InsertBefore(p, c)
 			n.RemoveChild(c)
@@ -313,17 +314,26 @@ func textChars(n *html.Node) int {
 	return c
 }
 
+// nonSpace counts the bytes of s that are not HTML white space.
 func nonSpace(s string) int {
-	c := 0
+	c := len(s)
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case ' ', '\t', '\n', '\r', '\f':
-		default:
-			c++
-		}
+		c -= int(htmlSpace[s[i]])
 	}
 	return c
 }
+
+func hasNonSpace(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if htmlSpace[s[i]] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// htmlSpace is 1 for the bytes HTML calls white space.
+var htmlSpace = [256]uint8{' ': 1, '\t': 1, '\n': 1, '\r': 1, '\f': 1}
 
 // textOf is n's text content.
 func textOf(n *html.Node) string {
