@@ -9,6 +9,7 @@ import (
 
 	readability "codeberg.org/readeck/go-readability/v2"
 
+	"github.com/distscrape/distscrape/internal/pagetree"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 )
@@ -45,28 +46,18 @@ func (e *InvalidError) Unwrap() error { return ErrInvalid }
 // when the page's budget ran out, and ctx's error when ctx ends.
 func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
 	pg := newPage(ctx, &e.opt, p)
-	var matched []int
-	needHTML, needJSON, needText := false, false, false
-	for i, r := range e.rules {
-		if r.match != nil {
-			ok, err := r.match.matchString(pg, "rule "+r.name+": match", p.URL)
-			if err != nil {
-				return nil, err
-			}
-			if !ok {
-				continue
-			}
-		}
-		matched = append(matched, i)
+	m, err := e.matching(pg)
+	if err != nil {
+		return nil, err
+	}
+	matched, needText := m.rules, m.needText
+	for _, i := range matched {
 		e.counts[i].pages.Add(1)
-		needHTML = needHTML || r.needHTML
-		needJSON = needJSON || r.needJSON
-		needText = needText || r.needText
 	}
 	if len(matched) == 0 {
 		return nil, nil
 	}
-	if err := pg.load(needHTML, needJSON); err != nil {
+	if err := pg.load(m.needHTML, m.needJSON); err != nil {
 		return nil, err
 	}
 
@@ -163,6 +154,7 @@ func (pg *page) mainText() (f found) {
 			f = found{why: fmt.Sprintf("text: readability panicked: %v", p)}
 		}
 	}()
+	pagetree.Spend(pg.ctx) // the tree is rewritten from here
 	if s := semanticRoot(pg.doc); s != nil {
 		pg.doc = nil
 		return found{vals: []string{s.text()}}

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/text/encoding"
 	"golang.org/x/text/encoding/charmap"
 
+	"github.com/distscrape/distscrape/internal/pagetree"
 	"github.com/distscrape/distscrape/saver"
 )
 
@@ -101,8 +102,8 @@ func tooMany(what string, max int) error {
 // JSON value, or both.
 func (pg *page) load(needHTML, needJSON bool) error {
 	p := pg.src
-	if int64(len(p.Body)) > pg.opt.MaxBody {
-		return fmt.Errorf("%w: body of %d bytes is larger than the limit of %d (max_body)", ErrBody, len(p.Body), pg.opt.MaxBody)
+	if err := pg.sizeErr(); err != nil {
+		return err
 	}
 	text, err := decode(p.Body, p.ContentType, needHTML)
 	if err != nil {
@@ -127,30 +128,23 @@ func (pg *page) load(needHTML, needJSON bool) error {
 	return nil
 }
 
-// parseHTML parses the decoded body, refusing a body that is not HTML or
-// that has more than MaxNodes elements (counted before the tree is built:
-// a tree costs about 200 bytes a node).
+// sizeErr is the error of a body larger than MaxBody; nil otherwise.
+func (pg *page) sizeErr() error {
+	if n := len(pg.src.Body); int64(n) > pg.opt.MaxBody {
+		return fmt.Errorf("%w: body of %d bytes is larger than the limit of %d (max_body)", ErrBody, n, pg.opt.MaxBody)
+	}
+	return nil
+}
+
+// parseHTML parses the decoded body (buildTree), or takes the tree Offer
+// made of it when the link scraper parsed it first, and its <base href>.
 func (pg *page) parseHTML() error {
-	p := pg.src
-	// What sniffs as text is sniffed again once decoded: a UTF-16 page is
-	// text/plain until then.
-	head := []byte(pg.text[:min(len(pg.text), 512)])
-	mt := mediaType(p.ContentType, p.Body)
-	if mt == "text/plain" && p.ContentType == "" {
-		mt = mediaType("", head)
+	doc, err, ok := pagetree.Get(pg.ctx, pg.src.Body)
+	if !ok {
+		doc, err = pg.buildTree()
 	}
-	if !htmlType(mt, head) {
-		return fmt.Errorf("%w: body is %s, not HTML, which css, xpath and text fields need", ErrBody, mt)
-	}
-	// Each element takes at least one '<'; count exactly only past that.
-	if strings.Count(pg.text, "<") > pg.opt.MaxNodes {
-		if n := countElements(pg.text, pg.opt.MaxNodes); n > pg.opt.MaxNodes {
-			return fmt.Errorf("%w: page has more than %d elements (max_nodes)", ErrBody, pg.opt.MaxNodes)
-		}
-	}
-	doc, err := html.Parse(strings.NewReader(pg.text))
 	if err != nil {
-		return fmt.Errorf("%w: %v", ErrBody, err)
+		return err
 	}
 	pg.doc = doc
 	if pg.pageURL != nil {
@@ -161,6 +155,34 @@ func (pg *page) parseHTML() error {
 		}
 	}
 	return nil
+}
+
+// buildTree parses pg.text, refusing a body that is not HTML or that has
+// more than MaxNodes elements (counted before the tree is built: a tree
+// costs about 200 bytes a node).
+func (pg *page) buildTree() (*html.Node, error) {
+	p := pg.src
+	// What sniffs as text is sniffed again once decoded: a UTF-16 page is
+	// text/plain until then.
+	head := []byte(pg.text[:min(len(pg.text), 512)])
+	mt := mediaType(p.ContentType, p.Body)
+	if mt == "text/plain" && p.ContentType == "" {
+		mt = mediaType("", head)
+	}
+	if !htmlType(mt, head) {
+		return nil, fmt.Errorf("%w: body is %s, not HTML, which css, xpath and text fields need", ErrBody, mt)
+	}
+	// Each element takes at least one '<'; count exactly only past that.
+	if strings.Count(pg.text, "<") > pg.opt.MaxNodes {
+		if n := countElements(pg.text, pg.opt.MaxNodes); n > pg.opt.MaxNodes {
+			return nil, fmt.Errorf("%w: page has more than %d elements (max_nodes)", ErrBody, pg.opt.MaxNodes)
+		}
+	}
+	doc, err := html.Parse(strings.NewReader(pg.text))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrBody, err)
+	}
+	return doc, nil
 }
 
 // countElements counts start tags, stopping past limit.

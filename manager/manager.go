@@ -477,6 +477,11 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		m.unchangedPage(ctx, j, resp)
 		return
 	}
+	page := pageOf(j.lease, resp)
+	page.Captures = caps
+	if o, ok := m.cfg.Extractor.(ParseOfferer); ok {
+		ctx = o.Offer(ctx, page)
+	}
 	found, err := m.sc.Scrape(ctx, item, resp)
 	if err == nil && m.cfg.Rules != nil {
 		found, err = m.cfg.Rules.Discovered(ctx, item, found)
@@ -486,8 +491,6 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		m.observe(err, resp)
 		return
 	}
-	page := pageOf(j.lease, resp)
-	page.Captures = caps
 	// Extract before saving: a page whose records fail validation (a
 	// captcha served with 200) is not kept, like one the scraper refuses.
 	sets, err := m.extract(ctx, j.lease, page)

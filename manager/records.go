@@ -29,6 +29,14 @@ type Extractor interface {
 	Extract(ctx context.Context, p *saver.Page) ([]record.Set, error)
 }
 
+// ParseOfferer is an Extractor that can offer, before the page is scraped,
+// the parse it will make of it (extract.Extractor.Offer): the manager
+// scrapes and extracts with the context Offer returns, so that the
+// scraper and the extractor share one parse of the page.
+type ParseOfferer interface {
+	Offer(ctx context.Context, p *saver.Page) context.Context
+}
+
 // InvalidError is an Extract error for records that failed validation: it
 // names the rule, which counts one invalid record.
 type InvalidError interface {

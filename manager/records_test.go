@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -18,7 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/distscrape/distscrape/extract"
 	"github.com/distscrape/distscrape/fetch"
+	"github.com/distscrape/distscrape/internal/pagetree"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
@@ -344,5 +348,57 @@ func TestExtractorNeedsSink(t *testing.T) {
 		if _, err := manager.New(b.tr, b.sc, b.sv, b.fe, cfg); err == nil {
 			t.Errorf("New accepted %+v", cfg)
 		}
+	}
+}
+
+// treeScraper is the link scraper, noting for each page whether the
+// context it was called with offers a parse of the page's body.
+type treeScraper struct {
+	scraper.Scraper
+	mu      sync.Mutex
+	offered map[string]bool
+}
+
+func (s *treeScraper) Scrape(ctx context.Context, item tracker.Item, resp *fetch.Response) ([]tracker.Item, error) {
+	_, err, ok := pagetree.Get(ctx, resp.Body)
+	s.mu.Lock()
+	s.offered[item.Key] = ok && err == nil
+	s.mu.Unlock()
+	return s.Scraper.Scrape(ctx, item, resp)
+}
+
+// TestScraperReadsTheExtractorsParse: with an extractor that offers its
+// parse (extract.Extractor), the scraper is called with the page's tree
+// on every page a rule parses, and on no other; the records are right.
+func TestScraperReadsTheExtractorsParse(t *testing.T) {
+	const pages = 30
+	b := setup(t, pages, tracker.Options{})
+	ts := &treeScraper{Scraper: b.sc, offered: map[string]bool{}}
+	// Pages 1, 10-19 and 100-... are matched: the others are not parsed.
+	ex, err := extract.Compile([]extract.Rule{{Name: "page", Match: `/1[0-9]*$`, Fields: []extract.Field{
+		{Name: "n", CSS: "h1", Required: true}}}}, extract.Options{Crawl: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sink := newFileSink(t)
+	m, err := manager.New(b.tr, ts, b.sv, b.fe, manager.Config{Worker: "w1", ExitWhenDone: true, Concurrency: 4,
+		Extractor: ex, Records: sink, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, m, time.Minute)
+	match := regexp.MustCompile(`/1[0-9]*$`)
+	for i := range pages {
+		u := b.site.url(i)
+		if ts.offered[u] != match.MatchString(u) {
+			t.Errorf("%s: scraped with a parse offered: %v", u, ts.offered[u])
+		}
+	}
+	got := sink.durable(t)
+	if set := got[b.site.url(12)+" page"]; len(set.Records) != 1 || set.Records[0].Fields["n"] != "page 12" {
+		t.Errorf("records of page 12: %+v", set)
+	}
+	if len(got) != 11 {
+		t.Errorf("%d Sets, want 11", len(got))
 	}
 }

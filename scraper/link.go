@@ -316,7 +316,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	var refs []ref
 	if parsed {
 		var href string
-		refs, href = parseRefs(resp.Body, isCSS(resp.ContentType), make([]ref, 0, 64))
+		refs, href = l.pageRefs(ctx, resp)
 		if href != "" {
 			if b, err := l.norm.Resolve(base, href); err == nil {
 				base = b

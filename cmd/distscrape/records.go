@@ -76,6 +76,11 @@ func (pe *crawlExtractor) Extract(ctx context.Context, p *saver.Page) ([]record.
 	return sets, outcomeOf(err)
 }
 
+// Offer implements manager.ParseOfferer.
+func (pe *crawlExtractor) Offer(ctx context.Context, p *saver.Page) context.Context {
+	return pe.ex.Offer(ctx, p)
+}
+
 // countSkipped moves what extract counted as invalid in the skip rules
 // since the last call to the counters: Counts is cumulative, so the sum of
 // these differences is exact once every Extract has returned.

@@ -19,7 +19,16 @@ type Attr struct {
 type Tag struct {
 	Name  string // lower case
 	Raw   []byte // "<img src=...>" as written
-	Attrs []Attr // in order; a repeated name keeps its first value for Get
+	Attrs []Attr // in order; of a repeated name, only the first (as browsers)
+}
+
+func (t *Tag) has(name string) bool {
+	for i := range t.Attrs {
+		if t.Attrs[i].Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // Get returns the value of the first attribute named name, "" if none.
@@ -66,6 +75,9 @@ func Walk(body []byte, fn func(*Segment) bool) {
 			name, _ := z.TagName()
 			tag.Name, tag.Raw, tag.Attrs = string(name), raw, tag.Attrs[:0]
 			eachAttr(raw, func(n string, vs, ve int, quoted bool) {
+				if tag.has(n) {
+					return // a repeated attribute is dropped, as browsers drop it
+				}
 				v := string(raw[vs:ve])
 				if bytes.IndexByte(raw[vs:ve], '&') >= 0 {
 					v = html.UnescapeString(v)

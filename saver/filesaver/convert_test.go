@@ -81,9 +81,10 @@ func TestConvertLinks(t *testing.T) {
 		{"attribute spellings", "text/html",
 			"<A HREF = '/a.html' class=x><img\nSRC=/i.png alt=\"a > b\"><a data-href=\"/no\" title='href=/no'>",
 			"<A HREF = \"../a.html\" class=x><img\nSRC=\"../i.png\" alt=\"a > b\"><a data-href=\"/no\" title='href=/no'>"},
+		// A repeated attribute is dropped by browsers: it is left as written.
 		{"attribute forms: duplicate, valueless, self-closing, entities, newlines", "text/html",
 			"<a download href=/a.html href=/b.html><img src=/i.png/><a\nhref\n=\n\"&#47;c.html\"\n><a href='/d.html'/><a HREF=\"/e.html?x=1&amp;y=2\">",
-			"<a download href=\"../a.html\" href=\"../b.html\"><img src=\"../i.png/index.html\"><a\nhref\n=\n\"../c.html\"\n><a href=\"../d.html\"/><a HREF=\"../e.html%3Fx=1&amp;y=2\">"},
+			"<a download href=\"../a.html\" href=/b.html><img src=\"../i.png/index.html\"><a\nhref\n=\n\"../c.html\"\n><a href=\"../d.html\"/><a HREF=\"../e.html%3Fx=1&amp;y=2\">"},
 		{"base href: links converted against it, the base made the page itself", "text/html",
 			`<head><base href="/other/"></head><a href="x.html">x</a><a href="#f">f</a>`,
 			`<head><base href="page.html"></head><a href="../other/x.html">x</a><a href="#f">f</a>`},
