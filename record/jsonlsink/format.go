@@ -6,7 +6,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
@@ -113,34 +112,6 @@ func newHeader(opt record.Options) header {
 		h.Schemas = append(h.Schemas, s)
 	}
 	return h
-}
-
-// encodeSet appends s's line to buf.
-func encodeSet(buf []byte, crawl string, sc record.Schema, at time.Time, s record.Set) ([]byte, error) {
-	line := setLine{At: recordcodec.FormatTime(at), Key: s.Key, Rule: s.Rule, Records: make([]map[string]any, len(s.Records))}
-	fields := make(map[string]record.Field, len(sc.Fields))
-	for _, f := range sc.Fields {
-		fields[f.Name] = f
-	}
-	for i, r := range s.Records {
-		labels := r.Labels
-		if labels == nil {
-			labels = []string{}
-		}
-		m := map[string]any{"crawl": crawl, "key": r.Key, "url": r.URL, "rule": r.Rule, "idx": r.Index,
-			"fetched_at": recordcodec.FormatTime(r.FetchedAt), "status": r.Status, "problem": r.Problem,
-			"labels": labels, "visit": r.Visit}
-		for name, v := range r.Fields {
-			m[name] = recordcodec.JSONValue(fields[name], v)
-		}
-		line.Records[i] = m
-	}
-	b, err := json.Marshal(line)
-	if err != nil {
-		return buf, fmt.Errorf("%w: key %q rule %s: %v", record.ErrValue, s.Key, s.Rule, err)
-	}
-	buf = append(buf, b...)
-	return append(buf, '\n'), nil
 }
 
 // decodeRecord reads back one record of a Set line, by the file's schema.
