@@ -32,6 +32,9 @@ type crawlEnv struct {
 	cpuMu      sync.Mutex
 	cpu        time.Duration // CPU time of the client processes of the current run
 	profileDir string        // when set, the distscrape crawl writes CPU and alloc profiles there
+	// parseLinks makes distscrape's crawls find links by parsing (the
+	// default, links: parse) instead of the link regex of the crawl figures.
+	parseLinks bool
 }
 
 // crawler is one contender of the crawl figures.
@@ -159,22 +162,12 @@ func runDistscrapeMemory(ctx context.Context, e *crawlEnv, out string) error {
 
 // runDistscrapeParse is runDistscrapeMemory with links found by parsing.
 func runDistscrapeParse(ctx context.Context, e *crawlEnv, out string) error {
-	cfg, err := e.config(out, "memory", "", e.conc, e.conc)
-	if err != nil {
-		return err
+	if e.parseLinks {
+		return fmt.Errorf("runDistscrapeParse in a scenario that parses links already")
 	}
-	b, err := os.ReadFile(cfg)
-	if err != nil {
-		return err
-	}
-	y := strings.Replace(string(b), "  link_regex: 'href=\"([^\"]+)\"'\n", "  links: parse\n", 1)
-	if y == string(b) {
-		return fmt.Errorf("bench config has no link_regex to replace")
-	}
-	if err := os.WriteFile(cfg, []byte(y), 0o644); err != nil {
-		return err
-	}
-	return e.exec(ctx, e.distscrape, "crawl", "-c", cfg, "--id", "bench", "--no-progress")
+	e.parseLinks = true
+	defer func() { e.parseLinks = false }()
+	return runDistscrapeMemory(ctx, e, out)
 }
 
 // runDistscrapeRedis seeds a new crawl on Redis, then runs two workers of
@@ -220,11 +213,15 @@ func (e *crawlEnv) config(out, kind, crawl string, conc, perHost int) (string, e
 		crawl = fmt.Sprintf("bench-%d", e.runs)
 	}
 	tr := "tracker: {kind: memory, batch: 64, lease_ttl: 1m}\n"
+	links := "  link_regex: 'href=\"([^\"]+)\"'\n"
+	if e.parseLinks {
+		links = "  links: parse\n"
+	}
 	if kind == "redis" {
 		tr = fmt.Sprintf("tracker: {kind: redis, url: %q, batch: 64, lease_ttl: 1m}\n", e.redis.url(dbDistscrape))
 	}
 	y := "crawl: " + crawl + "\n" + tr +
-		"scraper:\n  kind: link\n  seeds: [\"" + e.base + "/\"]\n  link_regex: 'href=\"([^\"]+)\"'\n" +
+		"scraper:\n  kind: link\n  seeds: [\"" + e.base + "/\"]\n" + links +
 		fmt.Sprintf("fetch: {concurrency: %d, per_host_concurrency: %d, timeout: 30s, robots: true}\n", conc, perHost) +
 		"saver: {kind: file, dir: " + fmt.Sprintf("%q", out) + ", layout: mirror}\n" +
 		"log: {level: warn, format: text}\n"

@@ -198,6 +198,9 @@ func extractFigures(ctx context.Context, w io.Writer, o options, rs *redisServer
 		return nil, err
 	}
 	defer site.Close()
+	// distscrape finds links as it does by default, by parsing: the parse
+	// of a page is then shared by the link scraper and the extractor.
+	e.parseLinks = true
 	cs := extractCrawlers()
 	figs, err := e.rounds(ctx, cs, o.rounds, "extract")
 	if err != nil {
