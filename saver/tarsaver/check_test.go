@@ -1,13 +1,9 @@
 package tarsaver_test
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/tarsaver"
 )
@@ -16,56 +12,24 @@ import (
 // would refuse, and never creates or changes a file: `distscrape check` is
 // read-only.
 func TestCheckCreatesNothing(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "afile"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name    string
-		check   func() error
-		wantErr string // "" for none
-	}{
-		{"tar: existing dir", func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "x.tar.gz")}) }, ""},
-		{"tar: dir to create", func() error {
+	root := drivertest.CheckRoot(t)
+	drivertest.CheckCreatesNothing(t, root, []drivertest.CheckCase{
+		{Name: "tar: existing dir", Check: func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "x.tar.gz")}) }},
+		{Name: "tar: dir to create", Check: func() error {
 			return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "new", "{crawl}-{worker}.tar"), Crawl: "c", Worker: "w"})
-		}, ""},
-		{"tar: under a file", func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "afile", "x.tar")}) }, "not a directory"},
-		{"tar: extension", func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "x.rar")}) }, "saver.path"},
-		{"tar: empty path", func() error { return tarsaver.Check(tarsaver.Config{}) }, "saver.path"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := drivertest.Tree(t, root)
-			err := tc.check()
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
-			}
-			if after := drivertest.Tree(t, root); after != before {
-				t.Fatalf("the check changed the directory:\n%s\nvs\n%s", before, after)
-			}
-		})
-	}
+		}},
+		{Name: "tar: under a file", Check: func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "afile", "x.tar")}) }, WantErr: "not a directory"},
+		{Name: "tar: extension", Check: func() error { return tarsaver.Check(tarsaver.Config{Path: filepath.Join(root, "x.rar")}) }, WantErr: "saver.path"},
+		{Name: "tar: empty path", Check: func() error { return tarsaver.Check(tarsaver.Config{}) }, WantErr: "saver.path"},
+	})
 }
 
 // TestCheckNotWritable: a directory this process may not write is refused
-// with saver.ErrNotWritable (root may write anywhere, so only a non-root run
-// sees it).
+// with saver.ErrNotWritable.
 func TestCheckNotWritable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root may write to a read-only directory")
-	}
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{
-		tarsaver.Check(tarsaver.Config{Path: filepath.Join(dir, "x.tar")}),
-	} {
-		if !errors.Is(err, saver.ErrNotWritable) {
-			t.Errorf("got %v, want ErrNotWritable", err)
+	drivertest.CheckNotWritable(t, func(dir string) []error {
+		return []error{
+			tarsaver.Check(tarsaver.Config{Path: filepath.Join(dir, "x.tar")}),
 		}
-	}
+	})
 }

@@ -1,13 +1,9 @@
 package warcsaver_test
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/warcsaver"
 )
@@ -16,54 +12,22 @@ import (
 // would refuse, and never creates or changes a file: `distscrape check` is
 // read-only.
 func TestCheckCreatesNothing(t *testing.T) {
-	root := t.TempDir()
-	if err := os.WriteFile(filepath.Join(root, "afile"), nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cases := []struct {
-		name    string
-		check   func() error
-		wantErr string // "" for none
-	}{
-		{"warc: existing dir", func() error { return warcsaver.Check(warcsaver.Config{Dir: root}) }, ""},
-		{"warc: dir to create", func() error { return warcsaver.Check(warcsaver.Config{Dir: filepath.Join(root, "w", "x")}) }, ""},
-		{"warc: under a file", func() error { return warcsaver.Check(warcsaver.Config{Dir: filepath.Join(root, "afile", "w")}) }, "not a directory"},
-		{"warc: empty dir", func() error { return warcsaver.Check(warcsaver.Config{}) }, "saver.dir"},
-		{"warc: negative size", func() error { return warcsaver.Check(warcsaver.Config{Dir: root, MaxSize: -1}) }, "saver.max_size"},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			before := drivertest.Tree(t, root)
-			err := tc.check()
-			switch {
-			case tc.wantErr == "" && err != nil:
-				t.Fatalf("unexpected error: %v", err)
-			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
-				t.Fatalf("error %v, want one naming %q", err, tc.wantErr)
-			}
-			if after := drivertest.Tree(t, root); after != before {
-				t.Fatalf("the check changed the directory:\n%s\nvs\n%s", before, after)
-			}
-		})
-	}
+	root := drivertest.CheckRoot(t)
+	drivertest.CheckCreatesNothing(t, root, []drivertest.CheckCase{
+		{Name: "warc: existing dir", Check: func() error { return warcsaver.Check(warcsaver.Config{Dir: root}) }},
+		{Name: "warc: dir to create", Check: func() error { return warcsaver.Check(warcsaver.Config{Dir: filepath.Join(root, "w", "x")}) }},
+		{Name: "warc: under a file", Check: func() error { return warcsaver.Check(warcsaver.Config{Dir: filepath.Join(root, "afile", "w")}) }, WantErr: "not a directory"},
+		{Name: "warc: empty dir", Check: func() error { return warcsaver.Check(warcsaver.Config{}) }, WantErr: "saver.dir"},
+		{Name: "warc: negative size", Check: func() error { return warcsaver.Check(warcsaver.Config{Dir: root, MaxSize: -1}) }, WantErr: "saver.max_size"},
+	})
 }
 
 // TestCheckNotWritable: a directory this process may not write is refused
-// with saver.ErrNotWritable (root may write anywhere, so only a non-root run
-// sees it).
+// with saver.ErrNotWritable.
 func TestCheckNotWritable(t *testing.T) {
-	if os.Geteuid() == 0 {
-		t.Skip("root may write to a read-only directory")
-	}
-	dir := filepath.Join(t.TempDir(), "ro")
-	if err := os.Mkdir(dir, 0o555); err != nil {
-		t.Fatal(err)
-	}
-	for _, err := range []error{
-		warcsaver.Check(warcsaver.Config{Dir: dir}),
-	} {
-		if !errors.Is(err, saver.ErrNotWritable) {
-			t.Errorf("got %v, want ErrNotWritable", err)
+	drivertest.CheckNotWritable(t, func(dir string) []error {
+		return []error{
+			warcsaver.Check(warcsaver.Config{Dir: dir}),
 		}
-	}
+	})
 }
