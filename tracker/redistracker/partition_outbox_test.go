@@ -149,15 +149,19 @@ func TestOutboxWorkerDiesAfterComplete(t *testing.T) {
 func TestOutboxWaitsForReplica(t *testing.T) {
 	primary := redistest.Start(t, redistest.Options{})
 	replica := redistest.Start(t, redistest.Options{Args: []string{"--replicaof", "127.0.0.1", strconv.Itoa(primary.Port)}})
-	rc := replica.Client(t)
+	rc, pc := replica.Client(t), primary.Client(t)
+	// Synced as both sides see it: the master counts only the replicas it
+	// has marked online (ROLE), which comes after the replica's link is up;
+	// a hand-off in between has no replica to wait for.
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		info, _ := rc.Info(context.Background(), "replication").Result()
-		if strings.Contains(info, "master_link_status:up") {
+		minfo, _ := pc.Info(context.Background(), "replication").Result()
+		if strings.Contains(info, "master_link_status:up") && strings.Contains(minfo, "state=online") {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("the replica did not sync: %s", info)
+			t.Fatalf("the replica did not sync: %s\nthe master: %s", info, minfo)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
