@@ -1,6 +1,8 @@
 package recordcodec
 
 import (
+	"context"
+	"fmt"
 	"sync"
 
 	"github.com/distscrape/distscrape/record"
@@ -64,4 +66,73 @@ func (q *Queue) Closed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.closed
+}
+
+// Batch is the Put, Flush and Close of a sink that writes its Sets in
+// transactions (SQL): Put checks a Set whole against its rule's schema and
+// queues it; Flush hands every queued Set to Write, one Flush at a time,
+// and queues them again, in front, when Write fails.
+type Batch struct {
+	Name    string // the driver, which starts every error: "pgsink"
+	Crawl   string
+	Schemas map[string]record.Schema
+	// Write writes sets in one transaction.
+	Write func(ctx context.Context, sets []record.Set) error
+	// Wrap, when set, dresses the error of a failed Write (to say the
+	// server is unavailable, to hide a password).
+	Wrap func(ctx context.Context, err error) error
+
+	queue   Queue
+	flushMu sync.Mutex // one Flush at a time: Flush returns once all put before it is written
+}
+
+// Put checks set whole and queues it.
+func (b *Batch) Put(ctx context.Context, set record.Set) error {
+	sc, ok := b.Schemas[set.Rule]
+	if !ok {
+		return fmt.Errorf("%s: %w: no rule %q among the sink's schemas", b.Name, record.ErrSchema, set.Rule)
+	}
+	if err := record.CheckSet(sc, b.Crawl, set); err != nil {
+		return fmt.Errorf("%s: %w", b.Name, err)
+	}
+	if !b.queue.Add(set) {
+		return fmt.Errorf("%s: put: %w", b.Name, record.ErrClosed)
+	}
+	return nil
+}
+
+// Flush writes every queued Set in one transaction; on an error they stay
+// queued for the next Flush.
+func (b *Batch) Flush(ctx context.Context) error {
+	if b.queue.Closed() {
+		return fmt.Errorf("%s: flush: %w", b.Name, record.ErrClosed)
+	}
+	return b.flush(ctx)
+}
+
+func (b *Batch) flush(ctx context.Context) error {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	sets := b.queue.Take()
+	if len(sets) == 0 {
+		return nil
+	}
+	if err := b.Write(ctx, sets); err != nil {
+		b.queue.Return(sets)
+		err = fmt.Errorf("%s: flush of %d sets: %w", b.Name, len(sets), err)
+		if b.Wrap != nil {
+			err = b.Wrap(ctx, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// Close makes Put and Flush refuse and writes what is queued; open is
+// false (and nothing is done) when the batch was closed already.
+func (b *Batch) Close(ctx context.Context) (open bool, err error) {
+	if !b.queue.Close() {
+		return false, nil
+	}
+	return true, b.flush(ctx)
 }

@@ -42,3 +42,23 @@ func NewFields(stored map[string]string, sc record.Schema) ([]record.Field, erro
 	}
 	return add, nil
 }
+
+// ScanFields sets rec.Fields from the columns vals holds, in the order of
+// fields, each converted back to its field's Go type by value; a NULL
+// column is a field the record lacks.
+func ScanFields(rec *record.Record, fields []record.Field, vals []any, value func(record.Field, any) (any, error)) error {
+	for i, f := range fields {
+		if vals[i] == nil {
+			continue
+		}
+		x, err := value(f, vals[i])
+		if err != nil {
+			return fmt.Errorf("key %q: %w", rec.Key, err)
+		}
+		if rec.Fields == nil {
+			rec.Fields = map[string]any{}
+		}
+		rec.Fields[f.Name] = x
+	}
+	return nil
+}

@@ -172,21 +172,8 @@ func decodeRow(vals []any, fields []record.Field) (record.Record, int64, error) 
 	}
 	visit, _ := vals[10].(int32)
 	rec.Visit = int(visit)
-	for i, f := range fields {
-		v := vals[11+i]
-		if v == nil {
-			continue
-		}
-		x, err := fieldValue(f, v)
-		if err != nil {
-			return rec, 0, fmt.Errorf("key %q: %w", rec.Key, err)
-		}
-		if rec.Fields == nil {
-			rec.Fields = map[string]any{}
-		}
-		rec.Fields[f.Name] = x
-	}
-	return rec, version, nil
+	err := recordcodec.ScanFields(&rec, fields, vals[11:], fieldValue)
+	return rec, version, err
 }
 
 func fieldValue(f record.Field, v any) (any, error) {

@@ -3,7 +3,7 @@ package pgsink
 import (
 	"context"
 	"fmt"
-	"strings"
+	"strconv"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
@@ -100,59 +100,17 @@ func migrate(ctx context.Context, db interface {
 	if err != nil {
 		return nil, err
 	}
-	for _, sc := range schemas {
-		table, versions := recordcodec.Quote(sc.Rule), recordcodec.Quote(recordcodec.VersionsTable(sc.Rule))
-		old, known := stored[sc.Rule]
-		if !known {
-			var n int
-			if err := tx.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename IN ($1, $2)`,
-				sc.Rule, recordcodec.VersionsTable(sc.Rule)).Scan(&n); err != nil {
-				return nil, err
-			}
-			if n > 0 {
-				return nil, fmt.Errorf("%w: rule %s: a table %s is in the database and was not made by distscrape (not in %s): rename the rule or the table",
-					record.ErrSchema, sc.Rule, sc.Rule, recordcodec.RulesTable)
-			}
-			cols := make([]string, 0, len(reserved)+len(sc.Fields))
-			for _, c := range reserved {
-				cols = append(cols, recordcodec.Quote(c[0])+" "+c[1])
-			}
-			for _, f := range sc.Fields {
-				cols = append(cols, recordcodec.Quote(f.Name)+" "+columnType(f))
-			}
-			ddl := fmt.Sprintf(`CREATE TABLE %s (%s, PRIMARY KEY (crawl, key, idx));
-CREATE TABLE %s (version bigint NOT NULL, %s, PRIMARY KEY (crawl, key, version, idx))`,
-				table, strings.Join(cols, ", "), versions, strings.Join(cols, ", "))
-			if _, err := tx.Exec(ctx, ddl); err != nil {
-				return nil, fmt.Errorf("rule %s: %w", sc.Rule, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+recordcodec.RulesTable+` (rule) VALUES ($1)`, sc.Rule); err != nil {
-				return nil, err
-			}
-		}
-		have := map[string]string{}
-		for _, f := range old {
-			have[f.Name] = recordcodec.TypeName(f)
-		}
-		add, err := recordcodec.NewFields(have, sc)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range add {
-			if known {
-				for _, t := range []string{table, versions} {
-					if _, err := tx.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, t, recordcodec.Quote(f.Name), columnType(f))); err != nil {
-						return nil, fmt.Errorf("rule %s: field %s: %w", sc.Rule, f.Name, err)
-					}
-				}
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO `+recordcodec.FieldsTable+` (rule, field, type) VALUES ($1, $2, $3)`,
-				sc.Rule, f.Name, recordcodec.TypeName(f)); err != nil {
-				return nil, err
-			}
-			old = append(old, f)
-		}
-		stored[sc.Rule] = old
+	d := recordcodec.Dialect{
+		Exec: func(ctx context.Context, q string, args ...any) error { _, err := tx.Exec(ctx, q, args...); return err },
+		Tables: func(ctx context.Context, names ...string) (n int, err error) {
+			err = tx.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY($1)`, names).Scan(&n)
+			return n, err
+		},
+		Mark:     func(i int) string { return "$" + strconv.Itoa(i) },
+		Reserved: reserved, ColumnType: columnType, Integer: "bigint",
+	}
+	if err := d.Migrate(ctx, stored, schemas); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return nil, err

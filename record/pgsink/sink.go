@@ -23,7 +23,6 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
-	"sync"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
@@ -43,13 +42,11 @@ type Config struct {
 
 // Sink writes records to PostgreSQL.
 type Sink struct {
-	pool    *pgxpool.Pool
-	secret  secret
-	opt     record.Options
-	schemas map[string]record.Schema
-	rules   map[string]*ruleSQL
-	queue   recordcodec.Queue
-	flushMu sync.Mutex // one Flush at a time: Flush returns once all put before it is written
+	pool   *pgxpool.Pool
+	secret secret
+	opt    record.Options
+	rules  map[string]*ruleSQL
+	batch  recordcodec.Batch
 }
 
 var _ record.Sink = (*Sink)(nil)
@@ -95,59 +92,29 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		pool.Close()
 		return nil, sec.wrap(classify(ctx, fmt.Errorf("pgsink: tables: %w", err)))
 	}
-	s := &Sink{pool: pool, secret: sec, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
+	s := &Sink{pool: pool, secret: sec, opt: opt, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}
+	s.batch = recordcodec.Batch{Name: "pgsink", Crawl: opt.Crawl, Schemas: schemas, Write: s.write,
+		Wrap: func(ctx context.Context, err error) error { return sec.wrap(classify(ctx, err)) }}
 	return s, nil
 }
 
-// Put checks s whole and queues it.
-func (s *Sink) Put(ctx context.Context, set record.Set) error {
-	sc, ok := s.schemas[set.Rule]
-	if !ok {
-		return fmt.Errorf("pgsink: %w: no rule %q among the sink's schemas", record.ErrSchema, set.Rule)
-	}
-	if err := record.CheckSet(sc, s.opt.Crawl, set); err != nil {
-		return fmt.Errorf("pgsink: %w", err)
-	}
-	if !s.queue.Add(set) {
-		return fmt.Errorf("pgsink: put: %w", record.ErrClosed)
-	}
-	return nil
-}
+// Put checks set whole and queues it.
+func (s *Sink) Put(ctx context.Context, set record.Set) error { return s.batch.Put(ctx, set) }
 
 // Flush writes every queued Set in one transaction. On an error the Sets
 // stay queued; record.ErrUnavailable says the server could not be reached.
-func (s *Sink) Flush(ctx context.Context) error {
-	if s.queue.Closed() {
-		return fmt.Errorf("pgsink: flush: %w", record.ErrClosed)
-	}
-	return s.flush(ctx)
-}
-
-func (s *Sink) flush(ctx context.Context) error {
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
-	sets := s.queue.Take()
-	if len(sets) == 0 {
-		return nil
-	}
-	if err := s.write(ctx, sets); err != nil {
-		s.queue.Return(sets)
-		return s.secret.wrap(classify(ctx, fmt.Errorf("pgsink: flush of %d sets: %w", len(sets), err)))
-	}
-	return nil
-}
+func (s *Sink) Flush(ctx context.Context) error { return s.batch.Flush(ctx) }
 
 // Close flushes and closes the connections; a second Close does nothing.
 // Sets a failed Flush kept are lost with the sink: Close's error says so.
 func (s *Sink) Close(ctx context.Context) error {
-	if !s.queue.Close() {
-		return nil
+	open, err := s.batch.Close(ctx)
+	if open {
+		s.pool.Close()
 	}
-	err := s.flush(ctx)
-	s.pool.Close()
 	return err
 }
 

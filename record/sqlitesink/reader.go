@@ -196,21 +196,8 @@ func decodeRow(vals []any, fields []record.Field) (record.Record, int64, error) 
 		rec.Labels = nil
 	}
 	rec.Visit = int(num(10))
-	for i, f := range fields {
-		v := vals[11+i]
-		if v == nil {
-			continue
-		}
-		x, err := fieldValue(f, v)
-		if err != nil {
-			return rec, 0, fmt.Errorf("key %q: %w", rec.Key, err)
-		}
-		if rec.Fields == nil {
-			rec.Fields = map[string]any{}
-		}
-		rec.Fields[f.Name] = x
-	}
-	return rec, version, nil
+	err = recordcodec.ScanFields(&rec, fields, vals[11:], fieldValue)
+	return rec, version, err
 }
 
 // fieldValue converts a column's value back to its field's Go type.

@@ -94,59 +94,28 @@ func migrate(ctx context.Context, db *sql.DB, schemas []record.Schema) (map[stri
 	if err != nil {
 		return nil, err
 	}
-	for _, sc := range schemas {
-		table, versions := recordcodec.Quote(sc.Rule), recordcodec.Quote(recordcodec.VersionsTable(sc.Rule))
-		old, known := stored[sc.Rule]
-		if !known {
-			var n int
-			if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name IN (?, ?)`, sc.Rule, recordcodec.VersionsTable(sc.Rule)).Scan(&n); err != nil {
-				return nil, err
+	d := recordcodec.Dialect{
+		Exec: func(ctx context.Context, q string, args ...any) error {
+			_, err := tx.ExecContext(ctx, q, args...)
+			return err
+		},
+		Tables: func(ctx context.Context, names ...string) (n int, err error) {
+			args := make([]any, len(names))
+			for i, nm := range names {
+				args[i] = nm
 			}
-			if n > 0 {
-				return nil, fmt.Errorf("%w: rule %s: a table %s is in the database and was not made by distscrape (not in %s): rename the rule or the table", record.ErrSchema, sc.Rule, sc.Rule, recordcodec.RulesTable)
-			}
-			cols := make([]string, 0, len(reserved)+len(sc.Fields))
-			for _, c := range reserved {
-				cols = append(cols, recordcodec.Quote(c[0])+" "+c[1])
-			}
-			for _, f := range sc.Fields {
-				cols = append(cols, recordcodec.Quote(f.Name)+" "+columnType(f))
-			}
-			ddl := fmt.Sprintf(`CREATE TABLE %s (%s, PRIMARY KEY (crawl, key, idx));
-CREATE TABLE %s (version INTEGER NOT NULL, %s, PRIMARY KEY (crawl, key, version, idx));
-INSERT INTO %s (rule) VALUES (%s);`, table, strings.Join(cols, ", "), versions, strings.Join(cols, ", "),
-				recordcodec.RulesTable, quoteString(sc.Rule))
-			if _, err := tx.ExecContext(ctx, ddl); err != nil {
-				return nil, fmt.Errorf("rule %s: %w", sc.Rule, err)
-			}
-		}
-		have := map[string]string{}
-		for _, f := range old {
-			have[f.Name] = recordcodec.TypeName(f)
-		}
-		add, err := recordcodec.NewFields(have, sc)
-		if err != nil {
-			return nil, err
-		}
-		for _, f := range add {
-			if known {
-				for _, t := range []string{table, versions} {
-					if _, err := tx.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, t, recordcodec.Quote(f.Name), columnType(f))); err != nil {
-						return nil, fmt.Errorf("rule %s: field %s: %w", sc.Rule, f.Name, err)
-					}
-				}
-			}
-			if _, err := tx.ExecContext(ctx, `INSERT INTO `+recordcodec.FieldsTable+` (rule, field, type) VALUES (?, ?, ?)`, sc.Rule, f.Name, recordcodec.TypeName(f)); err != nil {
-				return nil, err
-			}
-			old = append(old, f)
-		}
-		stored[sc.Rule] = old
+			marks := strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")
+			err = tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name IN (`+marks+`)`, args...).Scan(&n)
+			return n, err
+		},
+		Mark:     func(int) string { return "?" },
+		Reserved: reserved, ColumnType: columnType, Integer: "INTEGER",
+	}
+	if err := d.Migrate(ctx, stored, schemas); err != nil {
+		return nil, err
 	}
 	if err := tx.Commit(); err != nil {
 		return nil, err
 	}
 	return stored, nil
 }
-
-func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -22,7 +22,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
@@ -37,12 +36,10 @@ type Config struct {
 
 // Sink writes records to a SQLite database.
 type Sink struct {
-	db      *sql.DB
-	opt     record.Options
-	schemas map[string]record.Schema
-	rules   map[string]*ruleSQL
-	queue   recordcodec.Queue
-	flushMu sync.Mutex // one Flush at a time: Flush returns once all put before it is written
+	db    *sql.DB
+	opt   record.Options
+	rules map[string]*ruleSQL
+	batch recordcodec.Batch
 }
 
 // ruleSQL holds one rule's statements.
@@ -92,10 +89,11 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlitesink: %s: %w", cfg.Path, err)
 	}
-	s := &Sink{db: db, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
+	s := &Sink{db: db, opt: opt, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}
+	s.batch = recordcodec.Batch{Name: "sqlitesink", Crawl: opt.Crawl, Schemas: schemas, Write: s.write}
 	return s, nil
 }
 
@@ -123,42 +121,11 @@ func statements(sc record.Schema, stored []record.Field) *ruleSQL {
 	}
 }
 
-// Put checks s whole and queues it.
-func (s *Sink) Put(ctx context.Context, set record.Set) error {
-	sc, ok := s.schemas[set.Rule]
-	if !ok {
-		return fmt.Errorf("sqlitesink: %w: no rule %q among the sink's schemas", record.ErrSchema, set.Rule)
-	}
-	if err := record.CheckSet(sc, s.opt.Crawl, set); err != nil {
-		return fmt.Errorf("sqlitesink: %w", err)
-	}
-	if !s.queue.Add(set) {
-		return fmt.Errorf("sqlitesink: put: %w", record.ErrClosed)
-	}
-	return nil
-}
+// Put checks set whole and queues it.
+func (s *Sink) Put(ctx context.Context, set record.Set) error { return s.batch.Put(ctx, set) }
 
 // Flush writes every queued Set in one transaction.
-func (s *Sink) Flush(ctx context.Context) error {
-	if s.queue.Closed() {
-		return fmt.Errorf("sqlitesink: flush: %w", record.ErrClosed)
-	}
-	return s.flush(ctx)
-}
-
-func (s *Sink) flush(ctx context.Context) error {
-	s.flushMu.Lock()
-	defer s.flushMu.Unlock()
-	sets := s.queue.Take()
-	if len(sets) == 0 {
-		return nil
-	}
-	if err := s.write(ctx, sets); err != nil {
-		s.queue.Return(sets)
-		return fmt.Errorf("sqlitesink: flush of %d sets: %w", len(sets), err)
-	}
-	return nil
-}
+func (s *Sink) Flush(ctx context.Context) error { return s.batch.Flush(ctx) }
 
 func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 	tx, err := s.db.BeginTx(ctx, nil)
@@ -285,10 +252,10 @@ func sqlValue(f record.Field, v any) (any, error) {
 // Close flushes the queue and closes the database; a second Close does
 // nothing.
 func (s *Sink) Close(ctx context.Context) error {
-	if !s.queue.Close() {
+	open, err := s.batch.Close(ctx)
+	if !open {
 		return nil
 	}
-	err := s.flush(ctx)
 	if cerr := s.db.Close(); cerr != nil {
 		err = errors.Join(err, fmt.Errorf("sqlitesink: %w", cerr))
 	}
