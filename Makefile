@@ -8,9 +8,13 @@ VERSITYGW_VERSION := v1.8.0
 WARCIO_VERSION := 2.4.11
 # warcio.js, the third reader of saver/warcsaver's WARC and WACZ tests
 export WARCIO_JS ?= $(CURDIR)/bin/node/node_modules/warcio/dist/cli.js
+# ReplayWeb.page's built viewer (ui.js, sw.js), which opens our WACZ in
+# Chromium in test/e2e/replay_test.go
+REPLAYWEBPAGE_VERSION := 2.5.3
+export REPLAYWEBPAGE_DIR ?= $(CURDIR)/bin/node/replaywebpage
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio wget clean
+.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
 
 all: build
 
@@ -20,8 +24,9 @@ build:
 ## deps: install the real servers the tests run against (never mocks: Redis,
 ## PostgreSQL, versitygw), and
 ## the browser that opens an offline mirror (test/e2e/chromium_test.go), and
-## wget, the reference mirror beside ours (test/e2e/links_wget_test.go)
-deps: redis-server postgresql versitygw chromium warcio wget
+## wget, the reference mirror beside ours (test/e2e/links_wget_test.go), and
+## ReplayWeb.page, which replays our WACZ in that browser (test/e2e/replay_test.go)
+deps: redis-server postgresql versitygw chromium warcio replaywebpage wget
 
 wget:
 	@command -v wget >/dev/null 2>&1 || { \
@@ -49,6 +54,16 @@ warcio:
 	@[ -f $(WARCIO_JS) ] || { \
 		echo "installing warcio.js $(WARCIO_VERSION) with npm into bin/node"; \
 		mkdir -p bin/node && npm install --prefix bin/node --no-audit --no-fund -s warcio@$(WARCIO_VERSION); }
+
+## replaywebpage: the package's built files only (npm pack): its sources'
+## dependencies are not needed to run ui.js and sw.js
+replaywebpage:
+	@[ -f $(REPLAYWEBPAGE_DIR)/sw.js ] || { \
+		echo "fetching ReplayWeb.page $(REPLAYWEBPAGE_VERSION) with npm pack into $(REPLAYWEBPAGE_DIR)"; \
+		rm -rf $(REPLAYWEBPAGE_DIR) && mkdir -p $(REPLAYWEBPAGE_DIR) && \
+		cd $(REPLAYWEBPAGE_DIR) && npm pack -s replaywebpage@$(REPLAYWEBPAGE_VERSION) >/dev/null && \
+		tar -xzf replaywebpage-$(REPLAYWEBPAGE_VERSION).tgz --strip-components=1 package/ui.js package/sw.js package/LICENSE && \
+		rm replaywebpage-$(REPLAYWEBPAGE_VERSION).tgz; }
 
 versitygw:
 	@command -v versitygw >/dev/null 2>&1 || { \

@@ -30,6 +30,22 @@ func chromium(t *testing.T) string {
 	return ""
 }
 
+// headless starts browser headless for the test, for at most timeout, in
+// a window of width×height; tabs are chromedp.NewContext of what it
+// returns. It stops at the test's cleanup.
+func headless(t *testing.T, browser string, timeout time.Duration, width, height int) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.DisableGPU, chromedp.WindowSize(width, height),
+		// No request the test did not cause: no updates, no safe browsing.
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"))
+	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(cancelAlloc)
+	return actx
+}
+
 // artifactsDir is where screenshots go: $DISTSCRAPE_ARTIFACTS/test name,
 // else a temporary directory of the test.
 func artifactsDir(t *testing.T) string {
@@ -77,14 +93,7 @@ func TestOfflineMirrorInChromium(t *testing.T) {
 	root := filepath.Join(out, host, "mirror")
 	shots := artifactsDir(t)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(1000, 800),
-		// No request the test did not cause: no updates, no safe browsing.
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	defer cancelAlloc()
+	actx := headless(t, browser, 2*time.Minute, 1000, 800)
 
 	requested := map[string]bool{} // mirror files loaded, relative to root
 	for _, pg := range []string{"index.html", "gallery.html", "toc.html", "docs/index.html", "docs/intro.html"} {

@@ -48,14 +48,7 @@ type tab struct {
 
 func openTab(t *testing.T, browser string, width, height int) *tab {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
-		chromedp.DisableGPU, chromedp.WindowSize(width, height),
-		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-features", "Translate,OptimizationHints,MediaRouter"))
-	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(cancelAlloc)
-	tctx, cancelTab := chromedp.NewContext(actx)
+	tctx, cancelTab := chromedp.NewContext(headless(t, browser, 4*time.Minute, width, height))
 	t.Cleanup(cancelTab)
 	tb := &tab{t: t, ctx: tctx, shots: artifactsDir(t)}
 	// The page waits on a confirm() until it is answered, and so does the
