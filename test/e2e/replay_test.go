@@ -2,10 +2,13 @@ package e2e
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -38,10 +41,40 @@ func replayWebPage(t *testing.T) string {
 	return dir
 }
 
-// replayEmbed is the page that opens a WACZ in ReplayWeb.page's embed,
-// with its service worker under /replay/ and the collection named "c".
+// replayEmbed is the page that opens a WACZ in ReplayWeb.page's embed at
+// a page's URL, with its service worker under /replay/ and the collection
+// named "c".
 const replayEmbed = `<!DOCTYPE html><html><head><script src="/ui.js"></script></head>
 <body><replay-web-page source="/crawl.wacz" url="%s" coll="c" replaybase="/replay/" embed="replayonly" style="height:600px"></replay-web-page></body></html>`
+
+// replayViewer serves ReplayWeb.page's viewer (rwp) and the package wacz
+// on loopback, as any static web server would, and returns its URL; "/"
+// is the embed, opened at the page of its url query parameter.
+func replayViewer(t *testing.T, rwp, wacz string) string {
+	t.Helper()
+	mux := http.NewServeMux()
+	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprintf(w, replayEmbed, html.EscapeString(r.URL.Query().Get("url")))
+	})
+	file := func(name string) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, name) }
+	}
+	// The service worker's page loads ui.js from beside it, and the
+	// frame's page is what the worker serves there, for a frame that
+	// loads before the worker controls it.
+	mux.Handle("/ui.js", file(filepath.Join(rwp, "ui.js")))
+	mux.Handle("/replay/ui.js", file(filepath.Join(rwp, "ui.js")))
+	mux.Handle("/replay/sw.js", file(filepath.Join(rwp, "sw.js")))
+	mux.HandleFunc("/replay/{$}", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!DOCTYPE html><html><head><script src="./ui.js"></script></head><body><replay-app-main></replay-app-main></body></html>`)
+	})
+	mux.Handle("/crawl.wacz", file(wacz)) // ServeFile answers range requests
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
 
 // replayFetch asks the service worker of the embed's frame for path; it
 // answers status -1 until the frame is controlled by it, or when the fetch
@@ -103,32 +136,11 @@ func TestWACZInReplayWebPage(t *testing.T) {
 		served[live.URL+uri] = replayed{Status: rec.Code, URL: rec.Header().Get("Location"), Body: rec.Body.Bytes()}
 	}
 
-	mux := http.NewServeMux()
 	home := live.URL + fixturesite.HostileLinksPath
-	mux.HandleFunc("/{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprintf(w, replayEmbed, home)
-	})
-	file := func(name string) http.HandlerFunc {
-		return func(w http.ResponseWriter, r *http.Request) { http.ServeFile(w, r, name) }
-	}
-	// The service worker's page loads ui.js from beside it, and the
-	// frame's page is what the worker serves there, for a frame that
-	// loads before the worker controls it.
-	mux.Handle("/ui.js", file(filepath.Join(rwp, "ui.js")))
-	mux.Handle("/replay/ui.js", file(filepath.Join(rwp, "ui.js")))
-	mux.Handle("/replay/sw.js", file(filepath.Join(rwp, "sw.js")))
-	mux.HandleFunc("/replay/{$}", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		fmt.Fprint(w, `<!DOCTYPE html><html><head><script src="./ui.js"></script></head><body><replay-app-main></replay-app-main></body></html>`)
-	})
-	mux.Handle("/crawl.wacz", file(filepath.Join(dir, "out.wacz"))) // ServeFile answers range requests
-	viewer := httptest.NewServer(mux)
-	defer viewer.Close()
-
+	viewer := replayViewer(t, rwp, filepath.Join(dir, "out.wacz"))
 	tctx, cancelTab := chromedp.NewContext(headless(t, browser, 3*time.Minute, 1000, 800))
 	defer cancelTab()
-	if err := chromedp.Do(tctx, chromedp.Navigate(viewer.URL+"/")); err != nil {
+	if err := chromedp.Do(tctx, chromedp.Navigate(viewer+"/?url="+url.QueryEscape(home))); err != nil {
 		t.Fatal(err)
 	}
 	get := func(path string) replayed {
@@ -191,26 +203,116 @@ func TestWACZInReplayWebPage(t *testing.T) {
 	// The viewer itself shows the page: the replay frame's title is the
 	// archived page's.
 	var title string
-	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
-		title, _ = chromedp.Run(tctx, chromedp.Evaluate[string](`(() => {
-  const find = (root) => {
-    for (const e of root.querySelectorAll('*')) {
-      if (e.shadowRoot) { const t = find(e.shadowRoot); if (t) return t; }
-      if (e.tagName !== 'IFRAME' || !e.contentDocument) continue;
-      const d = e.contentDocument;
-      if (d.location.pathname.includes('mp_/')) return d.title;
-      const t = find(d); if (t) return t;
-    }
-    return '';
-  };
-  return find(document);
-})()`))
-		if title != "" {
-			break
-		}
-	}
+	waitReplayed(t, tctx, `d => d.title`, func(v string) bool { return json.Unmarshal([]byte(v), &title) == nil && title != "" })
 	if title != "hostile" {
 		t.Errorf("the replayed page's title is %q, want the archived %q", title, "hostile")
 	}
 	t.Logf("ReplayWeb.page 2.5.3 replayed %d pages and requisites, %d redirects and %d error pages with their exact bodies", pages, redirects, errorPages)
+}
+
+// inReplayFrame evaluates fn on the document of the embed's replay frame
+// (the page replayed, under mp_/), once it has loaded; null before.
+const inReplayFrame = `(() => {
+  const find = (root) => {
+    for (const e of root.querySelectorAll('*')) {
+      if (e.shadowRoot) { const d = find(e.shadowRoot); if (d) return d; }
+      if (e.tagName !== 'IFRAME' || !e.contentDocument) continue;
+      const d = e.contentDocument;
+      if (d.location.pathname.includes('mp_/')) return d;
+      const inner = find(d); if (inner) return inner;
+    }
+    return null;
+  };
+  const d = find(document);
+  return d && d.readyState === 'complete' ? JSON.stringify((%s)(d)) : null;
+})()`
+
+// waitReplayed evaluates fn (a JavaScript function of the replayed page's
+// document) until done accepts its JSON result, for at most 30 s.
+func waitReplayed(t *testing.T, tctx context.Context, fn string, done func(string) bool) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(200 * time.Millisecond) {
+		v, err := chromedp.Run(tctx, chromedp.Evaluate[*string](fmt.Sprintf(inReplayFrame, fn)))
+		if err == nil && v != nil && done(*v) {
+			return
+		}
+	}
+}
+
+// TestWACZRenderedInReplayWebPage is TestOfflineMirrorInChromium for the
+// archive: the fixture mirror pages crawled into WARC with saver.wacz,
+// the site stopped, each page opened in ReplayWeb.page shows every image
+// decoded, base.css applied through site.css's @import, and the home
+// page's script run, from the package alone.
+func TestWACZRenderedInReplayWebPage(t *testing.T) {
+	rwp := replayWebPage(t)
+	browser := chromium(t)
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 5})
+	dir := t.TempDir()
+	cfg := crawlConfig{
+		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 1}",
+		Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q]}", site.URL()+fixturesite.MirrorPath),
+		Saver:   "saver: {kind: warc, dir: out, wacz: true}",
+	}.write(t, dir)
+	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w"); r.Code != 0 {
+		t.Fatalf("crawl: %s", r)
+	}
+	base := site.URL() + fixturesite.MirrorPath
+	if err := site.Close(); err != nil {
+		t.Fatal(err)
+	}
+	viewer := replayViewer(t, rwp, filepath.Join(dir, "out.wacz"))
+	actx := headless(t, browser, 3*time.Minute, 1000, 800)
+	shots := artifactsDir(t)
+	type view struct {
+		Title  string   `json:"title"`
+		Images int      `json:"images"`
+		Broken []string `json:"broken"`
+		Color  string   `json:"color"`
+		Script string   `json:"script"`
+	}
+	const look = `d => ({title: d.title, images: d.images.length,
+  broken: [...d.images].filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src),
+  color: (h => h ? getComputedStyle(h).color : '')(d.querySelector('h1')),
+  script: d.documentElement.dataset.script || ''})`
+	images := 0
+	for _, pg := range []struct{ path, title string }{
+		{"", "Mirror home"}, {"gallery.html", "Gallery"}, {"toc.html", "Contents"}, {"docs/", "Docs"}, {"docs/intro.html", "Intro"},
+	} {
+		tctx, cancelTab := chromedp.NewContext(actx)
+		u := base + pg.path
+		if err := chromedp.Do(tctx, chromedp.Navigate(viewer+"/?url="+url.QueryEscape(u))); err != nil {
+			cancelTab()
+			t.Fatalf("%s: %v", u, err)
+		}
+		var v view
+		home := pg.path == ""
+		waitReplayed(t, tctx, look, func(s string) bool {
+			v = view{}
+			return json.Unmarshal([]byte(s), &v) == nil && v.Title == pg.title && len(v.Broken) == 0 &&
+				(v.Color == "" || v.Color == "rgb(17, 51, 85)") && (!home || v.Script == "ran")
+		})
+		switch {
+		case v.Title != pg.title:
+			t.Errorf("%s: the replay's title is %q, want the archived %q", u, v.Title, pg.title)
+		case len(v.Broken) > 0:
+			t.Errorf("%s: images not replayed: %q", u, v.Broken)
+		case v.Color != "" && v.Color != "rgb(17, 51, 85)":
+			t.Errorf("%s: h1 color %q: base.css (imported by site.css) not replayed", u, v.Color)
+		case home && v.Script != "ran":
+			t.Errorf("%s: js/app.js did not run in the replay (%q)", u, v.Script)
+		}
+		images += v.Images
+		if shot, err := chromedp.Run(tctx, chromedp.FullScreenshot(90)); err == nil {
+			name := strings.NewReplacer("/", "_", ".html", "").Replace("replay_"+pg.path) + ".jpg"
+			if werr := os.WriteFile(filepath.Join(shots, name), shot, 0o644); werr != nil {
+				t.Error(werr)
+			}
+		}
+		cancelTab()
+	}
+	if images < 4 {
+		t.Errorf("%d images on the replayed pages: the fixture pages hold more", images)
+	}
+	t.Logf("5 pages replayed by ReplayWeb.page with %d images decoded; screenshots in %s", images, shots)
 }
