@@ -23,11 +23,18 @@ import (
 // returns the output directory. The site keeps serving.
 func crawlOfflineMirror(t *testing.T, site *fixturesite.Site) string {
 	t.Helper()
+	return crawlMirrorSite(t, site, "saver: {kind: file, dir: out, convert_links: true}")
+}
+
+// crawlMirrorSite crawls the mirror sub-site into saver (its dir: out)
+// and returns the output directory.
+func crawlMirrorSite(t *testing.T, site *fixturesite.Site, saver string) string {
+	t.Helper()
 	dir := t.TempDir()
 	cfg := crawlConfig{
 		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 1}",
 		Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q]}", site.URL()+fixturesite.MirrorPath),
-		Saver:   "saver: {kind: file, dir: out, convert_links: true}",
+		Saver:   saver,
 	}.write(t, dir)
 	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
 		t.Fatalf("crawl: %s", r)

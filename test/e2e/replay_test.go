@@ -248,20 +248,12 @@ func TestWACZRenderedInReplayWebPage(t *testing.T) {
 	rwp := replayWebPage(t)
 	browser := chromium(t)
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 5})
-	dir := t.TempDir()
-	cfg := crawlConfig{
-		Tracker: "tracker: {kind: memory, batch: 16, max_attempts: 1}",
-		Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q]}", site.URL()+fixturesite.MirrorPath),
-		Saver:   "saver: {kind: warc, dir: out, wacz: true}",
-	}.write(t, dir)
-	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w"); r.Code != 0 {
-		t.Fatalf("crawl: %s", r)
-	}
+	out := crawlMirrorSite(t, site, "saver: {kind: warc, dir: out, wacz: true}")
 	base := site.URL() + fixturesite.MirrorPath
 	if err := site.Close(); err != nil {
 		t.Fatal(err)
 	}
-	viewer := replayViewer(t, rwp, filepath.Join(dir, "out.wacz"))
+	viewer := replayViewer(t, rwp, out+".wacz")
 	actx := headless(t, browser, 3*time.Minute, 1000, 800)
 	shots := artifactsDir(t)
 	type view struct {
