@@ -106,23 +106,6 @@ func (m Matcher) Keep(f FailedItem) bool {
 // Filters says whether the matcher keeps less than everything.
 func (m Matcher) Filters() bool { return m.lower != "" || m.label != "" }
 
-// HostOf is the host (with its port, as fetch keys politeness) of a URL
-// key; "" for an ID.
-func HostOf(key string) string {
-	i := strings.Index(key, "://")
-	if i <= 0 {
-		return ""
-	}
-	h := key[i+3:]
-	if j := strings.IndexAny(h, "/?#"); j >= 0 {
-		h = h[:j]
-	}
-	if j := strings.LastIndexByte(h, '@'); j >= 0 {
-		h = h[j+1:]
-	}
-	return h
-}
-
 // HostCounts gathers the samples of Hosts per host; engines fill it and
 // Top ranks it.
 type HostCounts map[string]*HostStats

@@ -205,6 +205,15 @@ type Stats struct {
 	// opened with) that stops checkout now, as LimitError.What says it:
 	// "max_pages 100"; empty when checkout may still grant leases.
 	LimitReached string `json:"limit_reached,omitempty"`
+	// HostsReady counts the hosts with pending items that checkout may
+	// hand out now; HostsWaiting those whose next slot (politeness) is
+	// still ahead, the first of them at NextHostReady. Items without a
+	// host (IDs) are in neither. A crawl with work pending, no host ready
+	// and hosts waiting is politeness-bound: it goes as fast as the sites
+	// allow.
+	HostsReady    int64     `json:"hosts_ready"`
+	HostsWaiting  int64     `json:"hosts_waiting"`
+	NextHostReady time.Time `json:"next_host_ready,omitzero"`
 }
 
 // WorkerStats is what the tracker knows of one worker, kept by the calls
@@ -390,6 +399,19 @@ type Options struct {
 	RequeueBatch  int    // expired leases requeued per checkout; default 100
 	Clock         Clock  // default the system clock
 	Limits        Limits // default unlimited
+	// HostInterval is the least time between two requests to one host
+	// from one egress (1/fetch.per_host_rate); 0: hosts are never held
+	// back, only spread. Checkout books a host's next slot
+	// (HostLeaseInterval, NextSlot) with each item it hands out.
+	HostInterval time.Duration
+	// HostEgress is how many egresses (IP addresses) share the crawl's
+	// per-host rate, each allowed one request per HostInterval: the
+	// proxies with fetch.per_host_scope proxy. 0 or 1: the rate holds for
+	// the whole fleet (scope fleet).
+	HostEgress int
+	// HostPerWorker makes every live worker an egress (scope worker: each
+	// worker process is an IP of its own).
+	HostPerWorker bool
 }
 
 // WithDefaults returns o with zero fields set to their defaults.
