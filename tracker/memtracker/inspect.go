@@ -73,25 +73,11 @@ func (m *Tracker) Lookup(ctx context.Context, key string) (tracker.ItemState, er
 	return st, nil
 }
 
-// eachHead calls fn on the first tracker.HostSample pending items in the
-// order checkout takes them when it has one level to take from (the
-// highest priority first; the starvation guard aside), until fn returns
-// false; it returns how many it looked at.
+// eachHead calls fn on the first tracker.HostSample pending items the way
+// checkout meets them (frontier.eachHead), until fn returns false; it
+// returns how many it looked at.
 func (m *Tracker) eachHead(fn func(queued) bool) int {
-	n := 0
-	for p := tracker.MaxPriority; p >= 0; p-- {
-		r := &m.pending
-		if p > 0 {
-			r = &m.levels[p-1]
-		}
-		for i := 0; i < r.len() && n < tracker.HostSample; i++ {
-			n++
-			if !fn(r.at(i)) {
-				return n
-			}
-		}
-	}
-	return n
+	return m.q.eachHead(tracker.HostSample, fn)
 }
 
 // withMetaState fills st's priority and labels from its item's meta.
@@ -195,7 +181,7 @@ func (m *Tracker) requeueFailedLocked(opt tracker.RequeueOptions) int {
 		}
 	}
 	for _, f := range picked {
-		m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed) // attempts reset
+		m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed, false) // attempts reset
 	}
 	return len(picked)
 }

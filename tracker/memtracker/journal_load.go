@@ -349,7 +349,7 @@ func (rp *replay) apply(b []byte) error {
 				it.rv = &meta
 			}
 		case opSnapRangeAgain:
-			m.ranges = append(m.ranges, pendingRange{next: d.uvarint(), hi: d.uvarint(), again: true})
+			m.pushRange(pendingRange{next: d.uvarint(), hi: d.uvarint(), again: true})
 		case opPause:
 			at, by := d.varint(), d.string()
 			m.paused = pauseState{}
@@ -403,7 +403,7 @@ func (rp *replay) apply(b []byte) error {
 		case opSnapCover:
 			m.seen.covered = append(m.seen.covered, tracker.Range{Lo: d.uvarint(), Hi: d.uvarint()})
 		case opSnapRange:
-			m.ranges = append(m.ranges, pendingRange{next: d.uvarint(), hi: d.uvarint()})
+			m.pushRange(pendingRange{next: d.uvarint(), hi: d.uvarint()})
 		case opSnapItem:
 			state, q := d.byte(), d.queued()
 			t, reason := d.varint(), d.string()
@@ -440,7 +440,7 @@ func (rp *replay) finish() {
 			m.lmove(it.q.key, lsNone, lsFailed)
 			continue
 		default:
-			m.levelOf(it.q.key).push(it.q)
+			m.enqueue(it.q, false)
 			m.lmove(it.q.key, lsNone, lsPending)
 		}
 		if it.rv != nil {

@@ -121,10 +121,7 @@ func (m *Tracker) writeSnapshot(path string, gen uint64) (int64, error) {
 		p := appendQueued([]byte{opSnapItem, state}, q)
 		w.frame(appendString(binary.AppendVarint(p, t), reason))
 	}
-	m.pending.each(func(q queued) { item(stPending, q, 0, "") })
-	for i := range m.levels {
-		m.levels[i].each(func(q queued) { item(stPending, q, 0, "") })
-	}
+	m.q.each(func(q queued, _ int) { item(stPending, q, 0, "") })
 	for _, l := range m.byDue {
 		item(stPending, l.item, 0, "")
 	}

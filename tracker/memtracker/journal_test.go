@@ -3,9 +3,11 @@ package memtracker
 import (
 	"context"
 	"errors"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"testing"
 	"time"
 
@@ -81,8 +83,17 @@ func observe(t *testing.T, m *Tracker) observable {
 	s.Leased, s.Workers = 0, 0
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	// Each host's queue in order, the hosts by name: the order between
+	// hosts is the schedule's, not the state's.
+	byHost := map[string][]tracker.Item{}
+	m.q.each(func(x queued, _ int) {
+		h := tracker.HostOf(x.key)
+		byHost[h] = append(byHost[h], x.item())
+	})
 	var q []tracker.Item
-	m.pending.each(func(x queued) { q = append(q, x.item()) })
+	for _, h := range slices.Sorted(maps.Keys(byHost)) {
+		q = append(q, byHost[h]...)
+	}
 	return observable{Stats: s, Failed: f, Queue: q}
 }
 

@@ -129,22 +129,8 @@ func (m *Tracker) hasLabel(key string, id uint16) bool {
 	return x != nil && containsID(x.labels, id)
 }
 
-// levelOf is the pending ring of key's priority.
-func (m *Tracker) levelOf(key string) *ring {
-	if x := m.meta(key); x != nil && x.prio > 0 {
-		return &m.levels[x.prio-1]
-	}
-	return &m.pending
-}
-
-// pendingLen is the items pending in the rings (not the ranges).
-func (m *Tracker) pendingLen() int {
-	n := m.pending.len()
-	for i := range m.levels {
-		n += m.levels[i].len()
-	}
-	return n
-}
+// pendingLen is the items pending in the queues (not the ranges).
+func (m *Tracker) pendingLen() int { return int(m.q.len()) }
 
 // LabelStats implements tracker.Inspector: the label's counters, O(1).
 func (m *Tracker) LabelStats(ctx context.Context, label string) (tracker.Stats, error) {

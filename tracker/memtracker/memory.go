@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"strconv"
 	"sync"
 	"time"
 
@@ -34,10 +33,9 @@ type Tracker struct {
 	closed bool
 	j      *journal // nil without StatePath
 
-	seen    seenSet
-	pending ring                      // items, FIFO (priority 0)
-	levels  [tracker.MaxPriority]ring // items of priority 1..MaxPriority, FIFO each (labels.go)
-	extra   map[string]*itemMeta      // priority and labels of the items not done that have any
+	seen  seenSet
+	q     *frontier            // pending items, by host and priority (frontier.go)
+	extra map[string]*itemMeta // priority and labels of the items not done that have any
 	rv      revisits                  // the revisit index and the meta of revisits in flight
 	// unchanged counts completions of revisits answered 304 (Stats.Unchanged).
 	unchanged int64
@@ -69,7 +67,10 @@ type pauseState struct {
 	at time.Time
 }
 
-var _ tracker.Engine = (*Tracker)(nil)
+var (
+	_ tracker.Engine   = (*Tracker)(nil)
+	_ tracker.Deferrer = (*Tracker)(nil)
+)
 
 // New returns an in-memory tracker, restored from cfg.StatePath when
 // it is set and holds a previous state.
@@ -87,9 +88,10 @@ func New(cfg Config) (*Tracker, error) {
 }
 
 func newTracker(o tracker.Options) *Tracker {
-	return &Tracker{
+	m := &Tracker{
 		opts:     o.WithDefaults(),
 		seen:     newSeenSet(),
+		q:        newFrontier(),
 		extra:    map[string]*itemMeta{},
 		rv:       newRevisits(),
 		leases:   map[string]*memLease{},
@@ -97,6 +99,8 @@ func newTracker(o tracker.Options) *Tracker {
 		workers:  map[string]time.Time{},
 		wstats:   map[string]*workerStat{},
 	}
+	m.q.carve, m.q.ranges = m.carveLeased, m.rangesLeft
+	return m
 }
 
 // usable says why the tracker cannot serve a call now (ctx done, or
@@ -161,7 +165,7 @@ func (m *Tracker) addLocked(items []tracker.Item) int {
 			m.lmove(it.Key, lsNone, lsPending)
 			m.j.meta(it.Key, x, m.labels.namesOf(x.labels))
 		}
-		m.levelOf(it.Key).push(q)
+		m.enqueue(q, false)
 		n++
 	}
 	m.added += int64(n)
@@ -184,7 +188,7 @@ func (m *Tracker) addRangeLocked(r tracker.Range) {
 	parts, fresh := m.seen.addRange(r)
 	for _, p := range parts {
 		if p.Len() > m.seen.ids.count(p) { // not every ID of it already seen
-			m.ranges = append(m.ranges, pendingRange{next: p.Lo, hi: p.Hi})
+			m.pushRange(pendingRange{next: p.Lo, hi: p.Hi})
 		}
 	}
 	m.rangeIDs += int64(fresh)
@@ -254,48 +258,19 @@ func (m *Tracker) checkoutLocked(worker string, n int, ttl time.Duration) ([]tra
 	if err != nil {
 		return nil, err
 	}
-	counts := tracker.Levels{0: int64(m.pending.len()) + m.rangeIDs}
-	total, above := counts[0], false
-	for i := range m.levels {
-		counts[i+1] = int64(m.levels[i].len())
-		total += counts[i+1]
-		above = above || counts[i+1] > 0
-	}
-	k := int(min(int64(n), total)) // what can be leased
-	want := tracker.Levels{0: int64(k)}
-	if above {
-		want, m.starve = tracker.PlanLevels(counts, k, m.starve)
-	}
-	tokens := newTokens(k)
-	out := make([]tracker.Lease, 0, k)
-	for p := tracker.MaxPriority; p >= 0; p-- {
-		for range want[p] {
-			var q queued
-			switch {
-			case p > 0:
-				q = m.levels[p-1].pop()
-			case m.pending.len() > 0:
-				q = m.pending.pop()
-			default:
-				id, positions, ok := m.carve()
-				m.j.carve(positions) // before the lease: replay creates the item first
-				if ok {
-					q = queued{key: strconv.FormatUint(id, 10)}
-				}
-			}
-			if q.key == "" { // the ranges held only IDs seen before
-				break
-			}
-			q.attempts++
-			l := &memLease{item: q, worker: worker, token: tokens[len(out)], deadline: now.Add(ttl)}
-			if x := m.meta(q.key); x != nil {
-				l.prio, l.labels = int(x.prio), m.labels.namesOf(x.labels)
-				m.lmove(q.key, lsPending, lsLeased)
-			}
-			m.hold(l)
-			m.j.lease(q.key, q.attempts)
-			out = append(out, m.withRevisit(l.lease()))
+	qs, prios := m.q.take(now, n, &m.starve, m.hostInterval(now))
+	tokens := newTokens(len(qs))
+	out := make([]tracker.Lease, 0, len(qs))
+	for i, q := range qs {
+		q.attempts++
+		l := &memLease{item: q, worker: worker, token: tokens[i], deadline: now.Add(ttl)}
+		if x := m.meta(q.key); x != nil {
+			l.prio, l.labels = prios[i], m.labels.namesOf(x.labels)
+			m.lmove(q.key, lsPending, lsLeased)
 		}
+		m.hold(l)
+		m.j.lease(q.key, q.attempts)
+		out = append(out, m.withRevisit(l.lease()))
 	}
 	w.Checkouts += int64(len(out))
 	return out, nil
@@ -447,10 +422,11 @@ func (m *Tracker) toFailed(q queued, reason string, now time.Time) {
 }
 
 // toPending puts an item back in the queue of its priority; from is the
-// state it leaves (for the label counters).
-func (m *Tracker) toPending(q queued, from int) {
+// state it leaves (for the label counters); a lease handed back goes
+// first in its host's queue (front).
+func (m *Tracker) toPending(q queued, from int, front bool) {
 	m.lmove(q.key, from, lsPending)
-	m.levelOf(q.key).push(q)
+	m.enqueue(q, front)
 	m.j.pending(q)
 }
 
@@ -466,7 +442,7 @@ func (m *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 			}
 			m.drop(ml)
 			ml.item.attempts-- // an unstarted lease was not an attempt
-			m.toPending(ml.item, lsLeased)
+			m.toPending(ml.item, lsLeased, true)
 		}
 		return false
 	})
@@ -485,7 +461,7 @@ func (m *Tracker) revoke(ml *memLease, reason string, now time.Time) {
 		m.toFailed(ml.item, reason, now)
 		return
 	}
-	m.toPending(ml.item, lsLeased)
+	m.toPending(ml.item, lsLeased, true)
 }
 
 // requeueExpired revokes up to limit (0: all) leases past their deadline.
@@ -503,7 +479,7 @@ func (m *Tracker) promoteDue(now time.Time, limit int) int {
 	n := 0
 	for len(m.delayed) > 0 && (limit <= 0 || n < limit) && !m.delayed[0].due.After(now) {
 		d := m.popDelayed()
-		m.toPending(d.item, lsDelayed)
+		m.toPending(d.item, lsDelayed, false)
 		n++
 	}
 	return n
@@ -522,8 +498,9 @@ func (m *Tracker) Reset(ctx context.Context) error {
 
 // resetTo replaces the state with that of fresh, keeping the lock.
 func (m *Tracker) resetTo(fresh *Tracker) {
-	m.seen, m.pending, m.ranges, m.rangeIDs = fresh.seen, fresh.pending, fresh.ranges, fresh.rangeIDs
-	m.levels, m.extra, m.labels, m.starve = fresh.levels, fresh.extra, fresh.labels, fresh.starve
+	m.seen, m.q, m.ranges, m.rangeIDs = fresh.seen, fresh.q, fresh.ranges, fresh.rangeIDs
+	m.q.carve, m.q.ranges = m.carveLeased, m.rangesLeft
+	m.extra, m.labels, m.starve = fresh.extra, fresh.labels, fresh.starve
 	m.rv, m.unchanged = fresh.rv, fresh.unchanged
 	m.leases, m.byDue, m.byWorker = fresh.leases, fresh.byDue, fresh.byWorker
 	m.delayed, m.dlyByKey, m.failed, m.workers, m.wstats = fresh.delayed, fresh.dlyByKey, fresh.failed, fresh.workers, fresh.wstats

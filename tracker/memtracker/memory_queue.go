@@ -27,14 +27,28 @@ type ring struct {
 func (r *ring) len() int { return r.size }
 
 func (r *ring) push(q queued) {
+	r.grow()
+	r.buf[(r.head+r.size)%len(r.buf)] = q
+	r.size++
+}
+
+// pushFront puts q before the others (a lease handed back).
+func (r *ring) pushFront(q queued) {
+	r.grow()
+	r.head = (r.head + len(r.buf) - 1) % len(r.buf)
+	r.buf[r.head] = q
+	r.size++
+}
+
+// grow makes room for one more; a ring starts with one slot, as most
+// hosts of a broad crawl hold an item or two.
+func (r *ring) grow() {
 	if r.size == len(r.buf) {
-		grown := make([]queued, max(16, 2*len(r.buf)))
+		grown := make([]queued, max(1, 2*len(r.buf)))
 		n := copy(grown, r.buf[r.head:])
 		copy(grown[n:], r.buf[:r.head])
 		r.buf, r.head = grown, 0
 	}
-	r.buf[(r.head+r.size)%len(r.buf)] = q
-	r.size++
 }
 
 func (r *ring) pop() queued {

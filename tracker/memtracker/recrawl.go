@@ -193,7 +193,7 @@ func (m *Tracker) recrawlRanges(next uint64, re *regexp.Regexp, batch int, now t
 
 // recrawlRangeLocked puts the done IDs r back to pending as one range.
 func (m *Tracker) recrawlRangeLocked(r tracker.Range) {
-	m.ranges = append(m.ranges, pendingRange{next: r.Lo, hi: r.Hi, again: true})
+	m.pushRange(pendingRange{next: r.Lo, hi: r.Hi, again: true})
 	m.rangeIDs += int64(r.Len())
 	m.done -= int64(r.Len())
 }

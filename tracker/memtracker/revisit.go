@@ -100,7 +100,7 @@ func (m *Tracker) promoteRevisits(now time.Time, limit int) int {
 			m.extra[e.item.key] = e.x
 			m.lmove(e.item.key, lsDone, lsPending)
 		}
-		m.levelOf(e.item.key).push(e.item)
+		m.enqueue(e.item, false)
 		m.j.revisitDue(e.item.key)
 		n++
 	}

@@ -51,7 +51,7 @@ func (m *Tracker) requeueLocked(opt tracker.RequeueOptions) int {
 		}
 		for _, f := range picked {
 			m.failed.remove(f.Key)
-			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed) // attempts reset
+			m.toPending(queued{key: f.Key, depth: int32(f.Depth)}, lsFailed, false) // attempts reset
 		}
 		n = len(picked)
 	case opt.Worker != "":
@@ -110,6 +110,7 @@ func (m *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		PausedBy:  m.paused.by,
 		PausedAt:  m.paused.at,
 	}
+	s.HostsReady, s.HostsWaiting, s.NextHostReady = m.q.stats(now)
 	s.LimitReached = m.opts.Limits.Reached(s)
 	return s, nil
 }
