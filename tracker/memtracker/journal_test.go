@@ -81,6 +81,8 @@ func observe(t *testing.T, m *Tracker) observable {
 	}
 	s.Pending += s.Leased
 	s.Leased, s.Workers = 0, 0
+	// Leases come back as pending items of their hosts: host counts move.
+	s.HostsReady, s.HostsWaiting, s.NextHostReady = 0, 0, time.Time{}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	// Each host's queue in order, the hosts by name: the order between
