@@ -30,7 +30,25 @@ func HostOf(key string) string {
 	if j := strings.LastIndexByte(h, '@'); j >= 0 {
 		h = h[j+1:]
 	}
-	return strings.ToLower(h)
+	return asciiLower(h)
+}
+
+// asciiLower lower-cases A-Z only, as Lua's string.lower does: a host is
+// ASCII once normalised (IDNs are punycode), and the engines must agree on
+// any other key too.
+func asciiLower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; 'A' <= c && c <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
 }
 
 // NextSlot is when a host may be handed out again after a lease granted at
@@ -79,4 +97,13 @@ type Deferral struct {
 // its Until. A manager whose tracker lacks it releases such leases.
 type Deferrer interface {
 	Defer(ctx context.Context, ds []Deferral) error
+}
+
+// ReadyHint is the capability of an engine that schedules hosts (every
+// built-in engine): NextReady is when the first host that waited for its
+// slot at the engine's last Checkout is ready (zero: none waited), a hint
+// for a worker that checked out nothing to sleep until then rather than
+// for a poll interval. It makes no call.
+type ReadyHint interface {
+	NextReady() time.Time
 }

@@ -111,8 +111,10 @@ func (m Matcher) Filters() bool { return m.lower != "" || m.label != "" }
 type HostCounts map[string]*HostStats
 
 // Count adds to key's host (IDs have none).
-func (h HostCounts) Count(key string, count func(*HostStats)) {
-	host := HostOf(key)
+func (h HostCounts) Count(key string, count func(*HostStats)) { h.CountHost(HostOf(key), count) }
+
+// CountHost adds to host ("": none).
+func (h HostCounts) CountHost(host string, count func(*HostStats)) {
 	if host == "" {
 		return
 	}

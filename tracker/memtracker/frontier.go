@@ -480,6 +480,14 @@ func (m *Tracker) hostInterval(now time.Time) func(*hostQueue) time.Duration {
 	}
 }
 
+// NextReady implements tracker.ReadyHint: the first waiting host's slot.
+func (m *Tracker) NextReady() time.Time {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	_, _, next := m.q.stats(m.opts.Clock.Now())
+	return next
+}
+
 // Defer implements tracker.Deferrer.
 func (m *Tracker) Defer(ctx context.Context, ds []tracker.Deferral) error {
 	var lost []string

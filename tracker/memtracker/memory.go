@@ -36,7 +36,7 @@ type Tracker struct {
 	seen  seenSet
 	q     *frontier            // pending items, by host and priority (frontier.go)
 	extra map[string]*itemMeta // priority and labels of the items not done that have any
-	rv      revisits                  // the revisit index and the meta of revisits in flight
+	rv    revisits             // the revisit index and the meta of revisits in flight
 	// unchanged counts completions of revisits answered 304 (Stats.Unchanged).
 	unchanged int64
 	labels    labelTable
@@ -68,8 +68,9 @@ type pauseState struct {
 }
 
 var (
-	_ tracker.Engine   = (*Tracker)(nil)
-	_ tracker.Deferrer = (*Tracker)(nil)
+	_ tracker.Engine    = (*Tracker)(nil)
+	_ tracker.Deferrer  = (*Tracker)(nil)
+	_ tracker.ReadyHint = (*Tracker)(nil)
 )
 
 // New returns an in-memory tracker, restored from cfg.StatePath when

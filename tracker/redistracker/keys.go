@@ -87,7 +87,18 @@ import (
 //	                     revisit index; created by the first such ID
 //	idranges     list    every AddRange as "lo:hi" (Recrawl re-runs them)
 //	pending:<p>  list    the pending entries of priority p (1..9; 0's are in
-//	                     pending), created by the first item of that level
+//	                     pending) without a host, created by the first item of
+//	                     that level
+//	h:<host>     list    the pending entries of a URL host at level 0 (its
+//	                     politeness key, tracker.HostOf; lua/lib/hosts.lua),
+//	                     h<p>:<host> those of level p
+//	hosts        zset    the hosts with entries of level 0 → their next slot
+//	                     (ms; 0 never booked), hosts<p> those of level p,
+//	                     each host scored alike in every zset it is in:
+//	                     checkout takes the ready ones (score <= now)
+//	hidle        zset    a host with no entries → its next slot, while ahead
+//	hpace        hash    host → its own interval per egress (ms), from a
+//	                     deferral (a robots.txt Crawl-delay)
 //	labels       hash    the crawl's label table: name → id, "#<id>" → name,
 //	                     "#" → the last id given (ids are small: 1, 2, ...)
 //	lstats       hash    per-label counters "<id>:<state>" (pending leased
@@ -168,6 +179,11 @@ const (
 	sfxRevisitIDs   = "rvid:"
 	sfxIDRanges     = "idranges"
 	sfxLevel        = "pending:"
+	sfxHostQueue    = "h:"
+	sfxHostLevel    = "h" // then the level, ':' and the host
+	sfxHosts        = "hosts"
+	sfxHostIdle     = "hidle"
+	sfxHostPace     = "hpace"
 	sfxHostRate     = "rate:"
 	sfxHostPermits  = "conc:"
 	sfxHostDelay    = "delay:"
@@ -199,7 +215,8 @@ var luaSuffixes = []struct{ lua, sfx string }{
 	{"worker_leases", sfxWorkerLeases}, {"lease_groups", sfxLeaseGroups}, {"deadlines", sfxDeadlines},
 	{"id_shard", sfxIDShard}, {"fp_bucket", sfxFPBucket}, {"revisits", sfxRevisits},
 	{"revisit_list", sfxRevisitList}, {"rvgone", sfxRevisitGone}, {"rvid", sfxRevisitIDs},
-	{"idranges", sfxIDRanges}, {"level", sfxLevel}, {"outbox", sfxOutbox}, {"outbox_items", sfxOutboxItems}, {"heartbeats", sfxHeartbeats}, {"dead_workers", sfxDeadWorkers},
+	{"idranges", sfxIDRanges}, {"level", sfxLevel}, {"host_queue", sfxHostQueue}, {"host_level", sfxHostLevel},
+	{"hosts", sfxHosts}, {"host_idle", sfxHostIdle}, {"host_pace", sfxHostPace}, {"outbox", sfxOutbox}, {"outbox_items", sfxOutboxItems}, {"heartbeats", sfxHeartbeats}, {"dead_workers", sfxDeadWorkers},
 }
 
 // callKeys are the derived keys begin names for every call (K.<name>).
@@ -293,6 +310,10 @@ func (k crawlKeys) revisits() string { return k.prefix + sfxRevisits }
 func (k crawlKeys) revisitList(sec string) string { return k.prefix + sfxRevisitList + sec }
 
 func (k crawlKeys) idRanges() string { return k.prefix + sfxIDRanges }
+
+func (k crawlKeys) hostQueue(host string) string { return k.prefix + sfxHostQueue + host }
+
+func (k crawlKeys) hosts() string { return k.prefix + sfxHosts }
 
 func (k crawlKeys) hostRate(host string) string { return k.prefix + sfxHostRate + host }
 

@@ -33,7 +33,7 @@ const libHash = "@HASH@"
 
 // libFiles are the files of lua/lib/ in the order they are concatenated:
 // each uses what the ones before it declare.
-var libFiles = []string{"codes", "state", "encode", "meta", "labels", "levels", "leases",
+var libFiles = []string{"codes", "state", "encode", "meta", "labels", "levels", "hosts", "leases",
 	"dedup", "pending", "workers", "requeue", "revisits", "shared", "call", "outbox"}
 
 // buildLibrary assembles the library once per process: the shebang naming

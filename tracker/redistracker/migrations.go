@@ -23,7 +23,7 @@ var ErrLayout = errors.New("tracker: the crawl's redis layout is newer than this
 // and including 58c9b29.
 const (
 	layoutField   = "layout"
-	layoutVersion = 3
+	layoutVersion = 4
 )
 
 // migration takes a crawl from layout to-1 to layout to. apply queues its
@@ -52,6 +52,14 @@ var migrations = []migration{
 		what: "a partition's outbox (ob, obx: partition_outbox.go) holds the discoveries handed to other " +
 			"partitions until they are added there; a build before it would neither write nor drain one, " +
 			"so it must not join the crawl: nothing to move",
+		apply: func(context.Context, redis.Pipeliner, crawlKeys) {},
+	},
+	{
+		to: 4,
+		what: "a URL's pending entries wait in its host's queue (h:<host>, hosts: lua/lib/hosts.lua); " +
+			"those an older build left in pending or pending:<p> move to their hosts as checkout reaches " +
+			"them (a scan budget at a time), and a build before it would not see the hosts' queues: " +
+			"nothing to move now",
 		apply: func(context.Context, redis.Pipeliner, crawlKeys) {},
 	},
 }

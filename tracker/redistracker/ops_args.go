@@ -57,13 +57,20 @@ type checkoutArgs struct {
 	scanBudget         int
 	seen, fresh        string
 	maxPages, maxBytes int64
-	tokens             []string // n fresh lease tokens (appendTokens)
+	hostInterval       time.Duration // tracker.Options.HostInterval
+	egress             int           // tracker.Options.HostEgress
+	perWorker          bool          // tracker.Options.HostPerWorker
+	tokens             []string      // n fresh lease tokens (appendTokens)
 }
 
 func (a checkoutArgs) argv() []any {
-	args := make([]any, 0, 9+len(a.tokens))
+	args := make([]any, 0, 12+len(a.tokens))
+	perWorker := 0
+	if a.perWorker {
+		perWorker = 1
+	}
 	args = append(args, a.n, a.ttl.Milliseconds(), a.worker, a.requeueBatch, a.scanBudget,
-		a.seen, a.fresh, a.maxPages, a.maxBytes)
+		a.seen, a.fresh, a.maxPages, a.maxBytes, a.hostInterval.Milliseconds(), max(a.egress, 1), perWorker)
 	for _, t := range a.tokens {
 		args = append(args, t)
 	}
@@ -80,15 +87,16 @@ const (
 	checkoutMaxBytes = 4 // tracker.Limits.MaxBytes reached: no leases
 )
 
-// decodeCheckout checks the shape {code, crawl id, c, c records, pairs}.
+// decodeCheckout checks the shape {code, crawl id, c, next host ready
+// (unix ms, 0 for none), c records, (i, meta) pairs}.
 func decodeCheckout(res any) ([]any, error) {
 	v, _ := res.([]any)
 	c := -1
-	if len(v) >= 3 {
+	if len(v) >= 4 {
 		n, _ := v[2].(int64)
 		c = int(n)
 	}
-	if c < 0 || len(v) < 3+c || (len(v)-3-c)%2 != 0 {
+	if c < 0 || len(v) < 4+c || (len(v)-4-c)%2 != 0 {
 		return nil, errReply(res)
 	}
 	return v, nil
@@ -147,6 +155,12 @@ func (a exitArgs) argv() []any { return []any{a.worker, a.how, a.limit, a.memory
 type releaseArgs struct{ pairs []any }
 
 func (a releaseArgs) argv() []any { return a.pairs }
+
+// deferArgs: lua/ops/defer.lua, per lease token, key, until (ms) and
+// interval (ms).
+type deferArgs struct{ quads []any }
+
+func (a deferArgs) argv() []any { return a.quads }
 
 // requeueArgs: lua/ops/requeue.lua.
 type requeueArgs struct {

@@ -86,7 +86,11 @@ type Partitioned struct {
 	drainNext    atomic.Int64
 }
 
-var _ tracker.Engine = (*Partitioned)(nil)
+var (
+	_ tracker.Engine    = (*Partitioned)(nil)
+	_ tracker.Deferrer  = (*Partitioned)(nil)
+	_ tracker.ReadyHint = (*Partitioned)(nil)
+)
 
 // idBlock is the IDs of one block, routed to one partition: 65,536 IDs,
 // 8 KiB of bitmap. 10^10 IDs are 152,588 pending entries of ~25 bytes.
@@ -243,6 +247,21 @@ func (pt *Partitioned) nowMS() int64 { return pt.opts.Clock.Now().UnixMilli() }
 
 // filled forgets that partition p was empty (this tracker put items there).
 func (pt *Partitioned) filled(p int) { pt.empty[p].Store(0) }
+
+// NextReady implements tracker.ReadyHint: the soonest slot of a host that
+// waited at the last checkout of any partition.
+func (pt *Partitioned) NextReady() time.Time {
+	var first int64
+	for _, part := range pt.parts {
+		if ms := part.nextReady.Load(); ms > 0 && (first == 0 || ms < first) {
+			first = ms
+		}
+	}
+	if first == 0 {
+		return time.Time{}
+	}
+	return msTime(first)
+}
 
 func (pt *Partitioned) filledAll() {
 	for p := range pt.empty {

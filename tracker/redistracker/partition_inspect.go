@@ -396,6 +396,11 @@ func addStats(s *tracker.Stats, x tracker.Stats) {
 	if x.Paused && !s.Paused {
 		s.Paused, s.PausedBy, s.PausedAt = true, x.PausedBy, x.PausedAt
 	}
+	s.HostsReady += x.HostsReady
+	s.HostsWaiting += x.HostsWaiting
+	if !x.NextHostReady.IsZero() && (s.NextHostReady.IsZero() || x.NextHostReady.Before(s.NextHostReady)) {
+		s.NextHostReady = x.NextHostReady
+	}
 }
 
 // gather calls fn on every partition at once and concatenates what they

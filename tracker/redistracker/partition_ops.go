@@ -140,7 +140,13 @@ func (pt *Partitioned) visit(ctx context.Context, worker string, n int, ttl time
 			}
 			pt.empty[p].Store(now + emptyBackoff.Milliseconds())
 		case len(ls) == 0:
-			pt.empty[p].Store(now + emptyBackoff.Milliseconds())
+			// Found empty, or its hosts wait: probed again at the first
+			// host's slot if sooner.
+			until := now + emptyBackoff.Milliseconds()
+			if next := pt.parts[p].nextReady.Load(); next > 0 {
+				until = min(until, next)
+			}
+			pt.empty[p].Store(until)
 		}
 	}
 	if len(out) > 0 {
@@ -356,6 +362,25 @@ func (pt *Partitioned) Fail(ctx context.Context, fs []tracker.Failure) error {
 	var mu sync.Mutex
 	if err := some(by, func(p int) error {
 		err := pt.parts[p].Fail(ctx, by[p])
+		mu.Lock()
+		defer mu.Unlock()
+		return lostKeys(err, &lost)
+	}); err != nil {
+		return err
+	}
+	return tracker.Lost(lost)
+}
+
+// Defer defers each partition's leases (one call per partition touched).
+func (pt *Partitioned) Defer(ctx context.Context, ds []tracker.Deferral) error {
+	if err := pt.usable(); err != nil {
+		return err
+	}
+	by, lost := byToken(pt, ds, func(d *tracker.Deferral) *tracker.Lease { return &d.Lease })
+	var mu sync.Mutex
+	if err := some(by, func(p int) error {
+		err := pt.parts[p].Defer(ctx, by[p])
+		pt.filled(p)
 		mu.Lock()
 		defer mu.Unlock()
 		return lostKeys(err, &lost)

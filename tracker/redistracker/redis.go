@@ -103,6 +103,9 @@ type Tracker struct {
 	lib    *library
 	closed atomic.Bool
 	ro     bool
+	// nextReady is the slot (ms) of the first host that waited at the last
+	// checkout; 0: none (NextReady).
+	nextReady atomic.Int64
 
 	// The crawl record (keys.go): the id this tracker has seen ("" until it
 	// has seen one) and the id it writes if it seeds a new crawl.
@@ -112,7 +115,11 @@ type Tracker struct {
 	delays delayNotes // what ReserveHost last wrote of each host's delay
 }
 
-var _ tracker.Engine = (*Tracker)(nil)
+var (
+	_ tracker.Engine    = (*Tracker)(nil)
+	_ tracker.Deferrer  = (*Tracker)(nil)
+	_ tracker.ReadyHint = (*Tracker)(nil)
+)
 
 var crawlName = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
 
@@ -365,16 +372,22 @@ func (r *Tracker) Stats(ctx context.Context) (tracker.Stats, error) {
 		return tracker.Stats{}, err
 	}
 	r.learnID(v[12])
-	n := make([]int64, 12)
+	n := make([]int64, 17)
 	for i := range n {
+		if i == 12 || i == 13 { // the crawl id, the pause
+			continue
+		}
 		if n[i], err = strconv.ParseInt(fmt.Sprint(v[i]), 10, 64); err != nil {
 			return tracker.Stats{}, fmt.Errorf("tracker: redis stats: %w", err)
 		}
 	}
 	s := tracker.Stats{Pending: n[0], Leased: n[1], Delayed: n[2], Done: n[3], Failed: n[4], Added: n[5], Bytes: n[6],
-		Revisits: n[7], Unchanged: n[8], Workers: n[10]}
+		Revisits: n[7], Unchanged: n[8], Workers: n[10], HostsReady: n[14], HostsWaiting: n[15]}
 	if n[11] > 0 {
 		s.NextDue = msTime(n[11])
+	}
+	if n[16] > 0 {
+		s.NextHostReady = msTime(n[16])
 	}
 	s.LimitReached = r.opts.Limits.Reached(s)
 	if p, _ := v[13].(string); p != "" {

@@ -429,7 +429,7 @@ func (r *Tracker) matchingKeys(ctx context.Context, keys []string, keep tracker.
 }
 
 // Hosts implements tracker.Inspector: hosts.lua returns the samples (the
-// first tracker.HostSample pending entries, the leases, or as many random
+// pending entries of the first tracker.HostSample hosts of each level, the leases, or as many random
 // ones when more are in flight, scaled up, and the most recent dead
 // letters), counted here; the delays are the delay:<host> keys the
 // workers' ReserveHost wrote. Cost: O(HostSample) and O(n) GETs.
@@ -446,9 +446,10 @@ func (r *Tracker) Hosts(ctx context.Context, n int) ([]tracker.HostStats, error)
 	recs, _ := v[2].([]any)
 	failed, _ := v[3].([]any)
 	c := tracker.HostCounts{}
-	for _, e := range pending {
-		s, _ := e.(string)
-		c.Count(entryKey(s), func(h *tracker.HostStats) { h.Pending++ })
+	for i := 0; i+1 < len(pending); i += 2 {
+		host, _ := pending[i].(string)
+		n, _ := pending[i+1].(int64)
+		c.CountHost(host, func(h *tracker.HostStats) { h.Pending += n })
 	}
 	for _, rec := range recs {
 		s, _ := rec.(string)

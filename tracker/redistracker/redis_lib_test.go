@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distscrape/distscrape/internal/redistest"
 	"github.com/distscrape/distscrape/tracker"
@@ -86,7 +87,7 @@ func TestRedisFailedCallLeavesNoState(t *testing.T) {
 		t.Fatalf("malformed add: %v, want a Lua error", err)
 	}
 	b.add(tracker.Item{Key: "https://example.org/second"}, tracker.Item{Key: "https://example.org/third"})
-	if p := b.getPending(); !slices.Equal(p, []string{"https://example.org/second", "https://example.org/third"}) {
+	if p := b.getHostQueue("example.org"); !slices.Equal(p, []string{"https://example.org/second", "https://example.org/third"}) {
 		t.Fatalf("pending after a failed add and a good one: %q", p)
 	}
 	if s := b.stats(); s.Pending != 2 || s.Added != 2 {
@@ -149,5 +150,55 @@ func TestRedisWorkerRecordNotRevived(t *testing.T) {
 	}
 	if s := b.stats(); s.Done != 2 || s.Failed != 1 {
 		t.Fatalf("stats: %+v", s)
+	}
+}
+
+// TestHostOfAgrees: Lua's host_of files every key where tracker.HostOf
+// says: a URL in its host's queue, any other key in pending.
+func TestHostOfAgrees(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, nil)
+	keys := []string{
+		"https://Example.ORG/a", "http://user:pw@Host.example:8080/x?y#z", "http://a@b@c.example/",
+		"https://h.example?q=1", "https://h.example#f", "http://[::1]:9/", "HTTP://Caps.example/",
+		"ftp://f.example/", "://nohost", "no-scheme", "mailto:a@b.example", "https://é.example/",
+		"https://", "x://y", "12345",
+	}
+	for _, k := range keys {
+		b.add(tracker.Item{Key: k})
+	}
+	pending := b.getPending()
+	for _, k := range keys {
+		h := tracker.HostOf(k)
+		var where []string
+		if h == "" {
+			where = pending
+		} else {
+			where = b.getHostQueue(h)
+		}
+		if !slices.ContainsFunc(where, func(e string) bool { return strings.HasSuffix(e, k) }) {
+			t.Errorf("%q: not in the queue of host %q (tracker.HostOf); pending %q", k, h, pending)
+		}
+	}
+}
+
+// TestRedisLegacyURLEntriesScheduled: URL entries a crawl of layout 3 left
+// in pending are filed into their hosts' queues as checkout meets them, and
+// then wait for their host's slot like any other.
+func TestRedisLegacyURLEntriesScheduled(t *testing.T) {
+	b := setupRedis(t, redistest.Options{}, func(c *Config) { c.Options.HostInterval = time.Second })
+	b.seedPending(5, "https://a.example/1", "https://a.example/2", "\x032:0:https://a.example/3", "https://b.example/1", "plain")
+	ls := b.checkout("w", 10)
+	if got := redisLeaseKeys(ls); !slices.Equal(got, []string{"plain", "https://a.example/1", "https://b.example/1"}) {
+		t.Fatalf("checked out %q, want plain and one URL of each host", got)
+	}
+	if got := b.getHostQueue("a.example"); !slices.Equal(got, []string{"https://a.example/2", "\x032:0:https://a.example/3"}) {
+		t.Fatalf("a.example's queue %q", got)
+	}
+	if p := b.getPending(); len(p) != 0 {
+		t.Fatalf("pending %q left", p)
+	}
+	b.clock.Advance(time.Second)
+	if got := redisLeaseKeys(b.checkout("w", 10)); !slices.Equal(got, []string{"https://a.example/2"}) {
+		t.Fatalf("a second later: %q", got)
 	}
 }

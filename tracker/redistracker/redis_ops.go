@@ -115,7 +115,8 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 		tokens := newTokens(want)
 		v, err := callAt(ctx, r, now, opCheckout, checkoutArgs{n: want, ttl: ttl, worker: worker,
 			requeueBatch: r.opts.RequeueBatch, scanBudget: scanBudget, seen: r.seenID(), fresh: r.freshID,
-			maxPages: lim.MaxPages, maxBytes: lim.MaxBytes, tokens: tokens})
+			maxPages: lim.MaxPages, maxBytes: lim.MaxBytes, hostInterval: r.opts.HostInterval, egress: r.opts.HostEgress,
+			perWorker: r.opts.HostPerWorker, tokens: tokens})
 		if err != nil {
 			return out, err
 		}
@@ -125,10 +126,11 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			return out, fmt.Errorf("tracker: redis checkout: unexpected reply %v", v)
 		}
 		r.learnID(v[1])
+		r.learnNextReady(v[3])
 		deadline := msTime(ceilMS(now) + ttl.Milliseconds())
 		first := len(out)
 		for i := range c {
-			rec, _ := v[3+i].(string)
+			rec, _ := v[4+i].(string)
 			l, ok := parseRecord(rec)
 			if !ok {
 				return out, fmt.Errorf("tracker: redis checkout: unexpected lease record %q", rec)
@@ -144,7 +146,7 @@ func (r *Tracker) checkout(ctx context.Context, worker string, n int, ttl time.D
 			})
 		}
 		// Then (i, meta) of the leases with meta.
-		for x := 3 + c; x+1 < len(v); x += 2 {
+		for x := 4 + c; x+1 < len(v); x += 2 {
 			i, _ := v[x].(int64)
 			ms, _ := v[x+1].(string)
 			if i < 1 || int(i) > c {
@@ -312,6 +314,40 @@ func (r *Tracker) Release(ctx context.Context, leases []tracker.Lease) error {
 		args = append(args, string(l.Token), l.Key)
 	}
 	lost, err := call(ctx, r, opRelease, releaseArgs{args})
+	if err != nil {
+		return err
+	}
+	return tracker.Lost(lost)
+}
+
+// learnNextReady keeps a checkout's next ready slot (0 or a string of ms).
+func (r *Tracker) learnNextReady(v any) {
+	ms, _ := strconv.ParseInt(fmt.Sprint(v), 10, 64)
+	r.nextReady.Store(ms)
+}
+
+// NextReady implements tracker.ReadyHint: the slot of the first host that
+// waited at this tracker's last Checkout.
+func (r *Tracker) NextReady() time.Time {
+	if ms := r.nextReady.Load(); ms > 0 {
+		return msTime(ms)
+	}
+	return time.Time{}
+}
+
+// Defer implements tracker.Deferrer.
+func (r *Tracker) Defer(ctx context.Context, ds []tracker.Deferral) error {
+	if r.closed.Load() {
+		return tracker.ErrClosed
+	}
+	if len(ds) == 0 {
+		return nil
+	}
+	args := make([]any, 0, 4*len(ds))
+	for _, d := range ds {
+		args = append(args, string(d.Lease.Token), d.Lease.Key, ceilMS(d.Until), d.Interval.Milliseconds())
+	}
+	lost, err := call(ctx, r, opDefer, deferArgs{args})
 	if err != nil {
 		return err
 	}

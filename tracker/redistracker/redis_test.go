@@ -68,6 +68,16 @@ func (b *redisBundle) getPending() []string {
 	return v
 }
 
+// getHostQueue is the level-0 queue of host (lua/lib/hosts.lua).
+func (b *redisBundle) getHostQueue(host string) []string {
+	b.t.Helper()
+	v, err := b.c.LRange(b.ctx, b.keys.hostQueue(host), 0, -1).Result()
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	return v
+}
+
 func (b *redisBundle) getHash(key string) map[string]string {
 	b.t.Helper()
 	v, err := b.c.HGetAll(b.ctx, key).Result()
@@ -167,9 +177,15 @@ func TestRedisLayout(t *testing.T) {
 	p := "distscrape:{test}:"
 	b.add(tracker.Item{Key: "https://a.example/"}, tracker.Item{Key: "deep", Depth: 2}, tracker.Item{Key: "odd"},
 		tracker.Item{Key: "5"}, tracker.Item{Key: "6"}, tracker.Item{Key: "7"}, tracker.Item{Key: "9"})
-	want := []string{"https://a.example/", "\x032:0:deep", "odd", "\x015:7", "9"}
+	want := []string{"\x032:0:deep", "odd", "\x015:7", "9"}
 	if got := b.getPending(); !slices.Equal(got, want) {
-		t.Fatalf("pending = %q, want %q (consecutive IDs coalesce into a run)", got, want)
+		t.Fatalf("pending = %q, want %q (consecutive IDs coalesce into a run; URLs wait in their host's queue)", got, want)
+	}
+	if got := b.getHostQueue("a.example"); !slices.Equal(got, []string{"https://a.example/"}) {
+		t.Fatalf("host queue a.example = %q", got)
+	}
+	if z, err := b.c.ZRangeWithScores(b.ctx, b.keys.hosts(), 0, -1).Result(); err != nil || len(z) != 1 || z[0].Member != "a.example" || z[0].Score != 0 {
+		t.Fatalf("hosts = %v, %v; want a.example scored 0 (never booked)", z, err)
 	}
 	if st := b.getHash(p + "stats"); st["pending"] != "7" || st["added"] != "7" {
 		t.Fatalf("stats hash = %v", st)
@@ -197,7 +213,8 @@ func TestRedisLayout(t *testing.T) {
 	}
 
 	ls := b.checkout("w1", 2)
-	if got := redisLeaseKeys(ls); !slices.Equal(got, []string{"https://a.example/", "deep"}) {
+	// Entries without a host come first; the URL waits for its host.
+	if got := redisLeaseKeys(ls); !slices.Equal(got, []string{"deep", "odd"}) {
 		t.Fatalf("checked out %q", got)
 	}
 	deadline := b.clock.Now().Add(time.Minute).UnixMilli()
@@ -212,7 +229,7 @@ func TestRedisLayout(t *testing.T) {
 	if n := b.c.Exists(b.ctx, p+"leases").Val(); n != 0 {
 		t.Fatalf("the leases zset of the scripts before groups was written: %v", b.getZSet(p+"leases"))
 	}
-	wantRec := map[string]string{"https://a.example/": "1:0:2:w1https://a.example/", "deep": "1:2:2:w1deep"}
+	wantRec := map[string]string{"odd": "1:0:2:w1odd", "deep": "1:2:2:w1deep"}
 	for _, l := range ls {
 		if groupOf(string(l.Token)) != g || records[string(l.Token)] != wantRec[l.Key] || leaseRecord(l) != wantRec[l.Key] {
 			t.Fatalf("lease %s: token %s record %q (Go's leaseRecord %q); want group %s, %q", l.Key, l.Token, records[string(l.Token)], leaseRecord(l), g, wantRec[l.Key])
@@ -229,10 +246,10 @@ func TestRedisLayout(t *testing.T) {
 	}
 
 	// Complete one, fail the other: records gone, delayed entry written.
-	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[0], Discovered: []tracker.Item{{Key: "10", Depth: 1}}}}); err != nil {
+	if err := b.tr.Complete(b.ctx, []tracker.Completion{{Lease: ls[1], Discovered: []tracker.Item{{Key: "10", Depth: 1}}}}); err != nil {
 		t.Fatal(err)
 	}
-	if err := b.tr.Fail(b.ctx, []tracker.Failure{{Lease: ls[1], Reason: "503"}}); err != nil {
+	if err := b.tr.Fail(b.ctx, []tracker.Failure{{Lease: ls[0], Reason: "503"}}); err != nil {
 		t.Fatal(err)
 	}
 	if n, _ := b.c.HLen(b.ctx, p+"lease").Result(); n != 0 {
@@ -251,7 +268,7 @@ func TestRedisLayout(t *testing.T) {
 	if got := b.getPending(); got[len(got)-1] != "\x031:0:10" {
 		t.Fatalf("pending tail = %q, want the discovery with depth 1", got[len(got)-1])
 	}
-	if s := b.stats(); s != (tracker.Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1, NextDue: msTime(due)}) {
+	if s := b.stats(); s != (tracker.Stats{Pending: 6, Delayed: 1, Done: 1, Added: 8, Workers: 1, NextDue: msTime(due), HostsReady: 1}) {
 		t.Fatalf("stats %+v", s)
 	}
 

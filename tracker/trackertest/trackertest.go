@@ -140,7 +140,7 @@ func Run(t *testing.T, newTracker Factory) {
 	}
 	runLimits(t, newTracker)
 	runRevisits(t, newTracker)
-	// runHosts(t, newTracker): registered with the Redis engine's host schedule
+	runHosts(t, newTracker)
 }
 
 // env is one subtest's tracker, clock and helpers (river's testBundle).

@@ -75,7 +75,7 @@ local function begin()
     delta = {pending = 0, leased = 0, delayed = 0, done = 0, failed = 0, added = 0, bytes = 0,
       revisits = 0, unchanged = 0, rvids = 0},
     level_delta = {}, label_delta = {}, worker_delta = {},
-    push = {}, push_levels = {}, push_runs = false,
+    push = {}, push_levels = {}, push_hosts = {}, push_runs = false,
     records = {}, dropped = {}, drop_tokens = {}, drop_by_group = {},
     label_ids = {}, label_names = {}, level_keys = {}, shard_keys = {}, shard_ready = {}}
 end

@@ -30,13 +30,6 @@ local function level_of(e)
   return m.p, m
 end
 
--- pend puts entry e, of priority p, back in pending: at the head of its
--- level (front: it was leased first) or at the tail.
-local function pend(e, p, front)
-  rcall(front and 'LPUSH' or 'RPUSH', level_key(p), e)
-  level_count(p, 1)
-  C.delta.pending = C.delta.pending + 1
-end
 
 -- read_records reads the lease records of toks into REC, one HMGET per
 -- 1000 (Lua's unpack has a stack limit).

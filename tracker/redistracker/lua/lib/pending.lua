@@ -60,12 +60,14 @@ local function flush_push()
     for p, es in pairs(C.push_levels) do call_multi('RPUSH', level_key(p), es, 1000) end
     C.push_levels = {}
   end
+  flush_hosts()
   C.tail, C.tail_run, C.tail_dirty = nil, nil, nil
 end
 
 -- push_named stores a new item's TAG_NAMED entry as TAG_EXT (label names
--- to ids, each once) at its priority's level.
-local function push_named(e)
+-- to ids, each once) at its priority's level: in its host's queue (host,
+-- '' for none) or its level's list.
+local function push_named(e, host)
   local key, d, a, m = parse_ext(e)
   if m.l ~= '' then
     local ids, seen = {}, {}
@@ -79,17 +81,19 @@ local function push_named(e)
     m.l = table.concat(ids, '.')
   end
   e = entry(key, d, a, m)
-  if m.p > 0 then
+  if host ~= '' then
+    push_host(host, e, m.p)
+  elseif m.p > 0 then
     local es = C.push_levels[m.p]
     if not es then
       es = {}
       C.push_levels[m.p] = es
     end
     es[#es + 1] = e
-    level_count(m.p, 1)
   else
     C.push[#C.push + 1] = e
   end
+  level_count(m.p, 1)
   lmove(m, nil, 'pending')
   lmove(m, nil, 'added')
 end
@@ -105,13 +109,20 @@ local function add_item(a, b, e)
     if e == a then
       push_id(id)
     elseif s_byte(e, 1) == TAG_NAMED then
-      push_named(e)
+      push_named(e, '')
     else
       C.push[#C.push + 1] = e
     end
   else
     if not fp_add(tonum(a, 16), b) then return 0 end
-    if s_byte(e, 1) == TAG_NAMED then push_named(e) else C.push[#C.push + 1] = e end
+    local host = entry_host(e)
+    if s_byte(e, 1) == TAG_NAMED then
+      push_named(e, host)
+    elseif host ~= '' then
+      push_host(host, e, 0)
+    else
+      C.push[#C.push + 1] = e
+    end
   end
   return 1
 end

@@ -54,7 +54,9 @@ local K
 --                 rewritten at flush when grown (tail_dirty). Only add and
 --                 complete add items, and nothing else touches the list's
 --                 tail in them.
---   push_levels   entries of priority p > 0, per level
+--   push_levels   entries of priority p > 0 without a host, per level
+--   push_hosts    entries of hosts, per host queue (push_host, flush_hosts)
+--   lv            the levels in use (levels_used)
 --   records       lease records read ahead (read_records)
 --   dropped       the tokens this call dropped; drop_tokens and
 --                 drop_by_group their deletions, written at flush

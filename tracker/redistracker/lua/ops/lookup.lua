@@ -2,7 +2,7 @@
 -- the caller searches the leases, which are keyed by token, itself).
 -- KEYS: the fixed keys (codes.lua).
 -- ARGV: the common 1-5 (codes.lua); 6 key; 7, 8 its dedup parts and 9 its entry, as
---   add_item takes them; 10 pending entries looked at; 11 the
+--   add_item takes them; 10 pending entries looked at (a URL's: in its host's queue); 11 the
 --   deepest depth probed among delayed; 12 '1' when the key is an ID >= 2^40.
 -- Returns {state, depth, attempts, time (ms), reason, meta (as meta_out)}:
 --   state 'failed' (time: failed at), 'delayed' (time: due), 'pending'
@@ -43,10 +43,13 @@ end
 
 local tail = ':' .. key
 local left = tonumber(ARGV[10])
+local host = host_of(key) -- a URL waits in its host's queue
 local levels = rcall('HMGET', K.stats, 'p1', 'p2', 'p3', 'p4', 'p5', 'p6', 'p7', 'p8', 'p9')
 for p = 9, 0, -1 do
   if left > 0 and (p == 0 or tonumber(levels[p] or '0') > 0) then
-    local es = rcall('LRANGE', level_key(p), '0', itoa(left - 1))
+    local q = level_key(p)
+    if host ~= '' then q = hq_key(host, p) end
+    local es = rcall('LRANGE', q, '0', itoa(left - 1))
     left = left - #es
     for _, e in ipairs(es) do
       local c = string.byte(e, 1)
