@@ -74,7 +74,7 @@ func New(cfg Config) (*Client, error) {
 	if cfg.Robots {
 		c.robots = newRobotsCache(c, cfg.UserAgent, cfg.RobotsTTL, cfg.RobotsRetry)
 	}
-	if cfg.Permits != nil {
+	if cfg.Permits != nil && cfg.PerHostScope == ScopeFleet {
 		c.permits = newPermitPool(cfg.Permits, cfg.PerHostConcurrency, cfg.Concurrency, cfg.Timeout+permitMargin, cfg.Logger)
 	}
 	return c, nil
@@ -99,6 +99,11 @@ type options struct {
 	origin       *url.URL // robots.txt: redirects stay on this origin or its https upgrade
 	robots       bool     // obey robots.txt
 	raw          bool     // Exchange: every status is a Response, redirects not followed
+	// unpaced: robots.txt, fetched once per host and RobotsTTL, neither
+	// waits for the host's slot nor takes it (the page it guards would
+	// otherwise wait a whole interval behind it); the per-host
+	// concurrency still holds.
+	unpaced bool
 }
 
 // Fetch sends req and returns the page, its body read in full. Any failure
@@ -169,49 +174,88 @@ func (c *Client) follow(ctx context.Context, req *http.Request, hop int, o optio
 		return nil, nil, &Error{reason: "redirect out of scope", final: true, URL: u.Redacted(),
 			Err: fmt.Errorf("%w: robots.txt of %s redirects to another host", ErrOutOfScope, o.origin.Host)}
 	}
+	// The waits before the send end with a stop too (WithStop): a request
+	// not yet sent is handed back, not sent during the grace period.
+	wctx, cancel, stopped := waitContext(ctx)
+	defer cancel()
 	var delay time.Duration
 	if o.robots {
-		d, err := c.robots.check(ctx, u)
+		d, err := c.robots.check(wctx, u)
 		if err != nil {
+			if stopped() {
+				return nil, nil, notSentError(u.Redacted())
+			}
 			return nil, nil, classify(ctx, u.Redacted(), err)
 		}
 		delay = d
 	}
-	return c.hop(ctx, req, delay, o, waited)
+	resp, next, err := c.hop(ctx, wctx, req, delay, o, waited)
+	if err != nil && stopped() {
+		var e *Error
+		if errors.As(err, &e) && e.Response == nil && errors.Is(err, context.Canceled) {
+			return nil, nil, notSentError(u.Redacted())
+		}
+	}
+	return resp, next, err
 }
 
 // hop performs one request under the concurrency and rate limits. It
 // returns the page, or for a redirect its response and the request of the
 // next hop, and adds the time it waited for those limits to *waited. A
 // status error carries the response (Error.Response).
-func (c *Client) hop(ctx context.Context, req *http.Request, crawlDelay time.Duration, o options, waited *time.Duration) (*Response, *http.Request, error) {
+//
+// The waits (the host's slot, the fleet's, the client's concurrency, a
+// permit) run under wctx; the request itself under ctx.
+func (c *Client) hop(ctx, wctx context.Context, req *http.Request, crawlDelay time.Duration, o options, waited *time.Duration) (*Response, *http.Request, error) {
 	u := req.URL
 	waitStart := time.Now()
-	release, err := c.hosts.acquire(ctx, u.Host, crawlDelay)
-	if err != nil {
-		return nil, nil, classify(ctx, u.Redacted(), err)
+	key := u.Host
+	var px *proxyEntry
+	if c.cfg.PerHostScope == ScopeProxy && c.proxies != nil {
+		var err error
+		px, err = c.proxies.pickFor(u, func(e *proxyEntry) time.Time { return c.hosts.freeAt(u.Host + " via " + e.url.Host) })
+		if err != nil {
+			return nil, nil, classify(ctx, u.Redacted(), err)
+		}
+		key = u.Host + " via " + px.url.Host
 	}
-	defer release()
-	if err := c.fleetWait(ctx, u, crawlDelay); err != nil {
-		return nil, nil, err
+	slot, err := c.hosts.acquire(wctx, key, crawlDelay, c.cfg.MaxHostWait, o.unpaced)
+	if err != nil {
+		var nr *NotReady
+		if errors.As(err, &nr) {
+			return nil, nil, notReadyError(u.Redacted(), nr)
+		}
+		return nil, nil, classify(wctx, u.Redacted(), err)
+	}
+	defer slot.release()
+	if !o.unpaced {
+		if err := c.fleetWait(wctx, u, key, crawlDelay); err != nil {
+			return nil, nil, err
+		}
 	}
 	select {
 	case c.global <- struct{}{}:
 		defer func() { <-c.global }()
-	case <-ctx.Done():
-		return nil, nil, classify(ctx, u.Redacted(), ctx.Err())
+	case <-wctx.Done():
+		return nil, nil, classify(wctx, u.Redacted(), wctx.Err())
 	}
 	// Taken last, right before the request, so a permit is held for at most
 	// one Timeout (its ttl counts on it).
-	unpermit, err := c.fleetPermit(ctx, u)
+	unpermit, err := c.fleetPermit(wctx, u)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer unpermit()
+	if err := slot.send(wctx); err != nil {
+		return nil, nil, classify(wctx, u.Redacted(), err)
+	}
 	*waited += time.Since(waitStart)
 
 	hctx, cancel := context.WithTimeoutCause(ctx, c.cfg.Timeout, ErrTimeout)
 	defer cancel()
+	if px != nil {
+		hctx = withProxy(hctx, px)
+	}
 	var cp capture
 	sent := c.id.withCookies(req)
 	resp, err := c.roundTrip(sent.WithContext(cp.trace(hctx)))

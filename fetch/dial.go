@@ -15,6 +15,9 @@ import (
 // one, is refused too.
 func newDialer(cfg Config) *net.Dialer {
 	d := &net.Dialer{Timeout: cfg.ConnectTimeout, KeepAlive: 30 * time.Second}
+	if cfg.LocalAddr != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.IP(netip.MustParseAddr(cfg.LocalAddr).AsSlice())}
+	}
 	if !cfg.AllowMetadata {
 		d.Control = func(network, address string, _ syscall.RawConn) error {
 			if ap, err := netip.ParseAddrPort(address); err == nil && isMetadata(ap.Addr()) {

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"time"
 )
@@ -21,37 +22,39 @@ type FleetLimiter interface {
 // fleet's per-host rate pushed too far into the future.
 var ErrFleetRate = errors.New("fetch: fleet per-host rate")
 
-// fleetWait books and waits for the fleet's slot for u's host. The interval
-// is the per-host rate's, or robots.txt's crawl-delay when that is longer.
-// A slot further away than one request timeout is not worth holding a
-// worker's concurrency for: the item is retried after that wait instead.
-func (c *Client) fleetWait(ctx context.Context, u *url.URL, crawlDelay time.Duration) error {
-	if c.cfg.Fleet == nil {
+// fleetWait books and waits for the fleet's slot for key (u's host, with
+// its proxy under ScopeProxy). The interval is the per-host rate's, or
+// robots.txt's crawl-delay when that is longer. A slot further away than
+// Config.MaxHostWait books nothing: the request is not sent (*NotReady),
+// and its item goes back to the tracker until the slot. Under ScopeWorker
+// the fleet books nothing: each worker is its own egress.
+func (c *Client) fleetWait(ctx context.Context, u *url.URL, key string, crawlDelay time.Duration) error {
+	if c.cfg.Fleet == nil || c.cfg.PerHostScope == ScopeWorker {
 		return nil
 	}
-	interval := crawlDelay
+	var rateIv time.Duration
 	if c.cfg.PerHostRate > 0 {
-		interval = max(interval, time.Duration(float64(time.Second)/c.cfg.PerHostRate))
+		rateIv = time.Duration(float64(time.Second) / c.cfg.PerHostRate)
 	}
+	interval := max(crawlDelay, rateIv)
 	if interval <= 0 {
 		return nil
 	}
-	wait, booked, err := c.cfg.Fleet.ReserveHost(ctx, u.Host, interval, c.cfg.Timeout)
+	maxWait := c.cfg.MaxHostWait
+	if maxWait <= 0 {
+		maxWait = c.cfg.Timeout // a booking is held at most one request long
+	}
+	wait, booked, err := c.cfg.Fleet.ReserveHost(ctx, key, interval, maxWait)
 	if err != nil {
 		return &Error{reason: "fleet rate unavailable", URL: u.Redacted(), Err: errors.Join(ErrFleetRate, err)}
 	}
 	if !booked {
-		return &Error{reason: "fleet rate", after: wait, URL: u.Redacted(), Err: ErrFleetRate}
+		e := notReadyError(u.Redacted(), &NotReady{Host: key, Wait: wait, Interval: crawlDelayOver(crawlDelay, rateIv)})
+		e.Err = fmt.Errorf("%w: %w", ErrFleetRate, e.Err)
+		return e
 	}
-	if wait <= 0 {
-		return nil
+	if err := sleepCtx(ctx, wait); err != nil {
+		return classify(ctx, u.Redacted(), err)
 	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return classify(ctx, u.Redacted(), ctx.Err())
-	}
+	return nil
 }

@@ -150,6 +150,39 @@ func (p *proxyPool) pick(u *url.URL) (*proxyEntry, error) {
 	return nil, fmt.Errorf("%w: every proxy of country %q is quarantined", ErrNoProxy, country)
 }
 
+// pickFor returns the live proxy for u's country whose slot for u's host
+// (slot) comes first, ScopeProxy's choice: each proxy is an egress of its
+// own, so a request waits for none while another proxy is free.
+func (p *proxyPool) pickFor(u *url.URL, slot func(*proxyEntry) time.Time) (*proxyEntry, error) {
+	first, err := p.pick(u) // the round robin's, among proxies free alike
+	if err != nil {
+		return nil, err
+	}
+	country, now := p.country(u), p.now()
+	p.mu.Lock()
+	live := make([]*proxyEntry, 0, len(p.proxies))
+	for _, e := range p.proxies {
+		if (country == "" || e.country == country) && !now.Before(e.until) {
+			live = append(live, e)
+		}
+	}
+	p.mu.Unlock()
+	best, bestAt := first, slot(first)
+	for _, e := range live {
+		if at := slot(e); at.Before(bestAt) {
+			best, bestAt = e, at
+		}
+	}
+	return best, nil
+}
+
+type proxyChosenKey struct{}
+
+// withProxy makes the transport send the request of ctx through e.
+func withProxy(ctx context.Context, e *proxyEntry) context.Context {
+	return context.WithValue(ctx, proxyChosenKey{}, e)
+}
+
 // proxyUsed carries the proxy the transport picked for one request back
 // to the code that sent it, which records how it went.
 type proxyUsed struct{ e *proxyEntry }
@@ -159,9 +192,12 @@ type proxyUsedKey struct{}
 // proxyFunc is the transport's Proxy: it picks for the request and notes
 // the pick in the request's context.
 func (p *proxyPool) proxyFunc(req *http.Request) (*url.URL, error) {
-	e, err := p.pick(req.URL)
-	if err != nil {
-		return nil, err
+	e, _ := req.Context().Value(proxyChosenKey{}).(*proxyEntry)
+	if e == nil {
+		var err error
+		if e, err = p.pick(req.URL); err != nil {
+			return nil, err
+		}
 	}
 	if used, ok := req.Context().Value(proxyUsedKey{}).(*proxyUsed); ok {
 		used.e = e

@@ -122,7 +122,7 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 		e.all = true
 		return
 	}
-	resp, err := rc.c.do(ctx, req, options{maxRedirects: 5, maxBody: maxRobotsBody, truncate: true, origin: req.URL})
+	resp, err := rc.c.do(ctx, req, options{maxRedirects: 5, maxBody: maxRobotsBody, truncate: true, origin: req.URL, unpaced: true})
 	var fe *Error
 	switch {
 	case errors.Is(err, ErrOutOfScope):
@@ -141,8 +141,8 @@ func (rc *robotsCache) load(ctx context.Context, key string, e *robotsEntry) {
 		log.Debug("robots.txt loaded", "url", req.URL.Redacted(), "crawl_delay", e.group.CrawlDelay)
 	case errors.As(err, &fe) && fe.Status >= 400 && fe.Status < 500 && fe.Status != http.StatusTooManyRequests:
 		e.all = true
-	case errors.As(err, &fe) && (errors.Is(err, ErrFleetConcurrency) || errors.Is(err, ErrFleetRate)):
-		// Our own fleet's limits said "later", not the host: retry the
+	case errors.As(err, &fe) && (errors.Is(err, ErrFleetConcurrency) || errors.Is(err, ErrFleetRate) || errors.Is(err, ErrHostNotReady)):
+		// Our own (or the fleet's) limits said "later", not the host: retry the
 		// item after their wait, and ask again then.
 		e.expires = time.Now()
 		e.unavail = fe
