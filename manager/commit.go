@@ -68,10 +68,13 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 	var ok []*job
 	var fails []tracker.Failure
 	var rel []tracker.Lease
+	var defs []tracker.Deferral
 	for _, j := range js {
 		switch {
 		case j.release:
 			rel = append(rel, j.lease)
+		case j.deferral != nil:
+			defs = append(defs, *j.deferral)
 		case j.err != nil:
 			fails = append(fails, m.failure(j.lease, j.err))
 		default:
@@ -121,6 +124,28 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 		lost := m.retry(ctx, "release", func(ctx context.Context) error { return m.tr.Release(ctx, rel) }, len(rel))
 		m.released.Add(int64(len(rel) - lost))
 	}
+	m.deferLeases(ctx, defs)
+}
+
+// deferLeases hands back the leases whose host was not ready, with when it
+// is (tracker.Deferrer); a tracker without the capability has them
+// released, and sees them again at once.
+func (m *Manager) deferLeases(ctx context.Context, defs []tracker.Deferral) {
+	if len(defs) == 0 {
+		return
+	}
+	d, ok := m.tr.(tracker.Deferrer)
+	if !ok {
+		ls := make([]tracker.Lease, len(defs))
+		for i, x := range defs {
+			ls[i] = x.Lease
+		}
+		lost := m.retry(ctx, "release", func(ctx context.Context) error { return m.tr.Release(ctx, ls) }, len(ls))
+		m.deferred.Add(int64(len(ls) - lost))
+		return
+	}
+	lost := m.retry(ctx, "defer", func(ctx context.Context) error { return d.Defer(ctx, defs) }, len(defs))
+	m.deferred.Add(int64(len(defs) - lost))
 }
 
 // validItems drops discovered items no tracker can store, saying so: a

@@ -145,6 +145,7 @@ type Summary struct {
 	Saved      int64 `json:"saved"`      // items completed after a durable save
 	Failed     int64 `json:"failed"`     // items reported as failed (retryable or final)
 	Released   int64 `json:"released"`   // leases handed back unstarted
+	Deferred   int64 `json:"deferred"`   // leases handed back because their host was not ready (fetch.ErrHostNotReady)
 	LeaseLost  int64 `json:"lease_lost"` // results dropped because the lease had moved on
 	Unchanged  int64 `json:"unchanged"`  // responses that were 304 Not Modified to a revisit (also in Fetched)
 	Discovered int64 `json:"discovered"` // items found (before deduplication)
@@ -167,7 +168,7 @@ type Manager struct {
 	cfg Config
 	log *slog.Logger
 
-	fetched, saved, failed, released, lost, discovered, bytes, unchanged atomic.Int64
+	fetched, saved, failed, released, deferred, lost, discovered, bytes, unchanged atomic.Int64
 
 	mu   sync.Mutex
 	held map[tracker.LeaseToken]*job // leases checked out and not yet reported back
@@ -206,12 +207,13 @@ type job struct {
 	records    recordsPut         // what the sink holds of it, not yet flushed
 	err        error              // nil: fetched, scraped and saved (not yet flushed)
 	release    bool               // not processed (shutdown): hand the lease back
+	deferral   *tracker.Deferral  // not sent, its host not ready: hand the lease back until then
 }
 
 // Progress returns the counters so far; safe to call while Run runs.
 func (m *Manager) Progress() Summary {
 	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
-		Released: m.released.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load(),
+		Released: m.released.Load(), Deferred: m.deferred.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load(),
 		Records: m.rec.counts(), DeadWorkers: m.beats.deadNow()}
 }
 
@@ -256,7 +258,7 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 			defer fetchers.Done()
 			for j := range jobs {
 				fetching.Add(1)
-				m.process(workCtx, j)
+				m.process(workCtx, ctx, j)
 				fetching.Add(-1)
 				results <- j
 			}
@@ -288,157 +290,18 @@ func (m *Manager) Run(ctx context.Context) (Summary, error) {
 	return s, err
 }
 
-// checkoutLoop keeps the fetchers fed until the crawl is done or ctx ends.
-func (m *Manager) checkoutLoop(ctx context.Context, jobs chan<- *job, slots chan struct{}, committed <-chan struct{}) error {
-	poll := m.cfg.PollMin
-	retry := newBackoff(100*time.Millisecond, 5*time.Second)
-	paused := false
-	for ctx.Err() == nil {
-		// Wait for room: never hold more leases than can be worked on.
-		free := m.cfg.Batch
-		for i := 0; i < free; i++ {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				m.returnSlots(slots, i)
-				return nil
-			}
-		}
-		leases, err := m.tr.Checkout(ctx, m.cfg.Worker, free, m.cfg.LeaseTTL)
-		if errors.Is(err, tracker.ErrPaused) {
-			// An operator paused the crawl: what is in hand finishes (the
-			// heartbeat keeps it), nothing new starts; ask again with the
-			// idle backoff, and say so once (at warn: a fleet's usual
-			// level, and a worker doing nothing needs explaining).
-			m.returnSlots(slots, free)
-			if !paused {
-				paused = true
-				m.log.Warn("crawl paused; waiting for resume", "in_flight", len(slots))
-			}
-			select {
-			case <-time.After(poll):
-				poll = min(poll*2, m.cfg.PollMax)
-			case <-ctx.Done():
-			}
-			continue
-		}
-		if paused {
-			paused = false
-			m.log.Warn("crawl resumed")
-		}
-		if errors.Is(err, tracker.ErrLimitReached) {
-			// Nothing more starts; what is in hand finishes. A lease of
-			// ours that fails gives its budget back, so ask again until
-			// nothing is in flight here.
-			m.returnSlots(slots, free)
-			if len(slots) == 0 {
-				m.log.Info("limit reached; stopping", "limit", err)
-				return err
-			}
-			select {
-			case <-committed:
-			case <-time.After(poll):
-				poll = min(poll*2, m.cfg.PollMax)
-			case <-ctx.Done():
-			}
-			continue
-		}
-		if err != nil {
-			m.returnSlots(slots, free)
-			if ctx.Err() != nil {
-				return nil
-			}
-			if errors.Is(err, tracker.ErrStateLost) {
-				return fmt.Errorf("manager: checkout: %w", err) // retrying cannot bring it back
-			}
-			m.sent.forget()
-			d := retry.next()
-			m.log.Warn("checkout failed; retrying", "err", err, "in", d)
-			sleep(ctx, d)
-			continue
-		}
-		retry.reset()
-		m.returnSlots(slots, free-len(leases))
-		if len(leases) > 0 {
-			poll = m.cfg.PollMin
-			m.hold(leases)
-			for i, l := range leases {
-				select {
-				case jobs <- &job{lease: l}:
-				case <-ctx.Done():
-					m.releaseUnstarted(leases[i:])
-					m.returnSlots(slots, len(leases)-i)
-					return nil
-				}
-			}
-			continue
-		}
-		// Nothing pending now. Finished when nothing is in flight here and
-		// the tracker has nothing pending, leased or delayed anywhere.
-		if len(slots) == 0 && m.cfg.ExitWhenDone {
-			done, err := m.tr.Done(ctx)
-			if err == nil && done {
-				return nil
-			}
-			if errors.Is(err, tracker.ErrStateLost) {
-				return fmt.Errorf("manager: done: %w", err)
-			}
-			if err != nil && ctx.Err() == nil {
-				m.log.Warn("done check failed", "err", err)
-			}
-		}
-		// Wait for our own completions (they may add items) or the next poll.
-		select {
-		case <-committed:
-		case <-time.After(poll):
-			poll = min(poll*2, m.cfg.PollMax)
-		case <-ctx.Done():
-		}
-	}
-	return nil
-}
-
-func (m *Manager) returnSlots(slots chan struct{}, n int) {
-	for range n {
-		<-slots
-	}
-}
-
-func (m *Manager) hold(leases []tracker.Lease) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, l := range leases {
-		m.held[l.Token] = &job{lease: l}
-	}
-}
-
-func (m *Manager) unhold(js []*job) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, j := range js {
-		delete(m.held, j.lease.Token)
-	}
-}
-
-// releaseUnstarted hands back leases that were checked out but never started.
-func (m *Manager) releaseUnstarted(leases []tracker.Lease) {
-	js := make([]*job, len(leases))
-	for i, l := range leases {
-		js[i] = &job{lease: l, release: true}
-	}
-	m.report(context.Background(), js)
-}
-
 // process fetches, scrapes and saves one item. It never panics: a bad page
-// is one failed item, not a dead worker.
-func (m *Manager) process(ctx context.Context, j *job) {
+// is one failed item, not a dead worker. ctx is the work's (it outlives a
+// stop by the grace period), stop the worker's: once stop ends, an item not
+// yet sent is handed back, not fetched.
+func (m *Manager) process(ctx, stop context.Context, j *job) {
 	defer func() {
 		if r := recover(); r != nil {
 			j.err = finalErr{fmt.Errorf("panic while processing %q: %v", j.lease.Key, r)}
 			m.log.Error("recovered from panic", "item", j.lease.Key, "panic", r)
 		}
 	}()
-	if ctx.Err() != nil { // the grace period is over: do not start new work
+	if stop.Err() != nil { // stopping: do not start new work
 		j.release = true
 		return
 	}
@@ -449,10 +312,18 @@ func (m *Manager) process(ctx context.Context, j *job) {
 		return
 	}
 	conditional(req, j.lease.Validators)
-	resp, err := m.fe.Fetch(ctx, req)
+	resp, err := m.fe.Fetch(fetch.WithStop(ctx, stop), req)
 	if err != nil {
-		if ctx.Err() != nil {
+		if ctx.Err() != nil || errors.Is(err, fetch.ErrNotSent) {
 			j.release = true // cut short by shutdown, not the page's fault
+			return
+		}
+		var nr *fetch.NotReady
+		if errors.As(err, &nr) {
+			// Not sent: the host's slot is further away than the fetcher
+			// waits. The tracker holds the host until then; meanwhile this
+			// fetcher takes a ready host.
+			j.deferral = &tracker.Deferral{Lease: j.lease, Until: time.Now().Add(nr.Wait), Interval: nr.Interval}
 			return
 		}
 		j.err = err

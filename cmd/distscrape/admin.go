@@ -288,6 +288,9 @@ func printStatus(w io.Writer, st tracker.Stats, rate *float64, asJSON bool, resu
 	if why := waitingFor(st, time.Now()); why != "" {
 		fmt.Fprintln(w, why)
 	}
+	if h := hostsLine(st, time.Now()); h != "" {
+		fmt.Fprintln(w, h+" (hosts with pending URLs; a waiting host's slot is still ahead)")
+	}
 	if st.Revisits > 0 || st.Unchanged > 0 {
 		fmt.Fprintf(w, "%d revisit(s) waiting (done, due again later); %d revisit(s) answered unchanged (304)\n", st.Revisits, st.Unchanged)
 	}

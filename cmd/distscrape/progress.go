@@ -86,6 +86,12 @@ func runLogLines(ctx context.Context, tr tracker.Engine, mgr *manager.Manager, e
 		if w := waitingFor(st, time.Now()); w != "" {
 			args = append(args, "waiting", w)
 		}
+		if st.HostsReady+st.HostsWaiting > 0 {
+			args = append(args, "hosts_ready", st.HostsReady, "hosts_waiting", st.HostsWaiting)
+			if st.HostsReady == 0 {
+				args = append(args, "politeness_bound", true)
+			}
+		}
 		if d := mgr.Progress().DeadWorkers; len(d) > 0 {
 			args = append(args, "dead_workers", strings.Join(d, ","))
 		}
@@ -114,6 +120,26 @@ func progressLine(st tracker.Stats, rate float64, now time.Time) string {
 		line += " | limit reached (" + st.LimitReached + ")"
 	} else if w := waitingFor(st, now); w != "" {
 		line += " | " + w
+	} else if h := hostsLine(st, now); h != "" {
+		line += " | " + h
+	}
+	return line
+}
+
+// hostsLine is the host schedule: "hosts 120 ready, 1880 waiting"; with
+// none ready and some waiting the crawl is politeness-bound (its fetchers
+// wait for hosts' slots, not for work): "politeness-bound: 0 hosts ready,
+// 1880 waiting, next in 0.3s". "" while no host has pending URLs.
+func hostsLine(st tracker.Stats, now time.Time) string {
+	if st.HostsReady == 0 && st.HostsWaiting == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("hosts %d ready, %d waiting", st.HostsReady, st.HostsWaiting)
+	if st.HostsReady == 0 {
+		line = "politeness-bound: " + line
+		if !st.NextHostReady.IsZero() {
+			line += fmt.Sprintf(", next in %s", max(st.NextHostReady.Sub(now), 0).Round(100*time.Millisecond))
+		}
 	}
 	return line
 }

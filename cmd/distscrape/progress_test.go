@@ -71,6 +71,14 @@ func TestProgressLine(t *testing.T) {
 			[]string{"done 97 of 2000 discovered", "limit reached (max_pages 100)"}, []string{"waiting"}},
 		{"nothing yet", tracker.Stats{},
 			[]string{"done 0 of 0 discovered"}, []string{"waiting", "NaN"}},
+		{"hosts ready", tracker.Stats{Pending: 50, Leased: 64, HostsReady: 12, HostsWaiting: 30, NextHostReady: now.Add(time.Second)},
+			[]string{"hosts 12 ready, 30 waiting"}, []string{"politeness-bound", "next in"}},
+		{"politeness-bound", tracker.Stats{Pending: 4000, Leased: 64, HostsWaiting: 2001, NextHostReady: now.Add(300 * time.Millisecond)},
+			[]string{"politeness-bound: hosts 0 ready, 2001 waiting, next in 300ms"}, nil},
+		{"politeness-bound, slot passed", tracker.Stats{Pending: 3, HostsWaiting: 1, NextHostReady: now.Add(-time.Second)},
+			[]string{"politeness-bound: hosts 0 ready, 1 waiting, next in 0s"}, nil},
+		{"IDs only: no hosts", tracker.Stats{Pending: 3000, Leased: 10},
+			[]string{"pending 3000"}, []string{"hosts", "politeness"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -62,7 +63,31 @@ func trackerOptions(cfg *config.Config) tracker.Options {
 		// fetch section says how long the crawl honours one.
 		MaxRetryAfter: cfg.Fetch.MaxRetryAfter,
 		Limits:        tracker.Limits{MaxPages: cfg.Limits.MaxPages, MaxBytes: int64(cfg.Limits.MaxBytes)},
+		// Hosts are scheduled at the per-host rate, per egress
+		// (docs/architecture.md, "Scheduling").
+		HostInterval:  hostInterval(cfg.Fetch.PerHostRate),
+		HostEgress:    hostEgress(cfg.Fetch),
+		HostPerWorker: fetch.Scope(cfg.Fetch.PerHostScope) == fetch.ScopeWorker,
 	}
+}
+
+// hostInterval is the interval between two requests to a host from one
+// egress at rate requests/s; 0 for no rate.
+func hostInterval(rate float64) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	return time.Duration(float64(time.Second) / rate)
+}
+
+// hostEgress is how many egresses share a host's rate under
+// fetch.per_host_scope: each proxy with proxy, else one (worker counts the
+// live workers: tracker.Options.HostPerWorker).
+func hostEgress(f config.Fetch) int {
+	if fetch.Scope(f.PerHostScope) == fetch.ScopeProxy {
+		return max(len(f.Proxies), 1)
+	}
+	return 1
 }
 
 // openTracker connects to the crawl's tracker. The memory tracker lives in
@@ -180,6 +205,7 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	}
 	c, err := fetch.New(fetch.Config{Fleet: fleet, Permits: permits, UserAgents: fc.UserAgents, UserAgentMode: fc.UserAgentMode, Jar: fc.Jar,
 		Concurrency: f.Concurrency, PerHostConcurrency: f.PerHostConcurrency, PerHostRate: f.PerHostRate,
+		PerHostScope: fetch.Scope(f.PerHostScope), MaxHostWait: f.MaxHostWait, LocalAddr: f.LocalAddress,
 		Timeout: f.Timeout, MaxBody: int64(f.MaxBody), MaxRedirects: f.MaxRedirects, UserAgent: f.UserAgent,
 		Robots: robots, Headers: f.Headers, AllowMetadata: f.AllowMetadata,
 		Proxies: proxies, ProxyRules: proxyRules, ProxyQuarantineAfter: f.ProxyQuarantineAfter, ProxyQuarantine: f.ProxyQuarantine,

@@ -143,6 +143,9 @@ type Fetch struct {
 	Concurrency        int               `yaml:"concurrency"`          // default 16
 	PerHostConcurrency int               `yaml:"per_host_concurrency"` // default 4
 	PerHostRate        float64           `yaml:"per_host_rate"`        // requests/s, 0 = unlimited
+	PerHostScope       string            `yaml:"per_host_scope"`       // who shares the per-host limits: fleet (default) | worker | proxy
+	MaxHostWait        time.Duration     `yaml:"max_host_wait"`        // longest wait for a host's slot before the item goes back; default 100ms
+	LocalAddress       string            `yaml:"local_address"`        // source IP of every connection; default the system's choice
 	Timeout            time.Duration     `yaml:"timeout"`              // whole request; default 30s
 	MaxBody            Size              `yaml:"max_body"`             // default 64MiB
 	MaxRedirects       int               `yaml:"max_redirects"`        // default 10

@@ -3,6 +3,7 @@ package config
 import (
 	"time"
 
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
@@ -81,6 +82,10 @@ func (c *Config) ApplyDefaults() {
 	setInt(&f.PerHostConcurrency, DefaultPerHostConcurrency)
 	setDur(&f.Timeout, DefaultTimeout)
 	setDur(&f.MaxRetryAfter, tracker.DefaultMaxRetryAfter)
+	setDur(&f.MaxHostWait, fetch.DefaultMaxHostWait)
+	if f.PerHostScope == "" {
+		f.PerHostScope = string(fetch.ScopeFleet)
+	}
 	if f.MaxBody == 0 {
 		f.MaxBody = DefaultMaxBody
 	}

@@ -5,12 +5,14 @@ import (
 	"math"
 	"mime"
 	"net"
+	"net/netip"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 )
@@ -193,6 +195,21 @@ func (f *Fetch) validate(p *problems) {
 	}
 	durRange(p, "fetch.timeout", f.Timeout, time.Millisecond, 24*time.Hour)
 	durRange(p, "fetch.max_retry_after", f.MaxRetryAfter, time.Second, 24*time.Hour)
+	durRange(p, "fetch.max_host_wait", f.MaxHostWait, time.Millisecond, time.Hour)
+	switch fetch.Scope(f.PerHostScope) {
+	case fetch.ScopeFleet, fetch.ScopeWorker:
+	case fetch.ScopeProxy:
+		if len(f.Proxies) == 0 {
+			p.add("fetch.per_host_scope", "proxy needs fetch.proxies: each proxy is an egress")
+		}
+	default:
+		p.add("fetch.per_host_scope", "%s is not fleet, worker or proxy", quote(f.PerHostScope))
+	}
+	if f.LocalAddress != "" {
+		if _, err := netip.ParseAddr(f.LocalAddress); err != nil {
+			p.add("fetch.local_address", "%s is not an IP address (like 192.0.2.7 or 2001:db8::7)", quote(f.LocalAddress))
+		}
+	}
 	if f.MaxBody <= 0 || f.MaxBody > TiB {
 		p.add("fetch.max_body", "must be between 1 byte and 1TiB")
 	}

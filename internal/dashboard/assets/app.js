@@ -76,6 +76,11 @@
     document.body.dataset.updates = String(Number(document.body.dataset.updates) + 1);
     for (const k of ['pending', 'leased', 'delayed', 'done', 'failed', 'added', 'workers']) set('c-' + k, fmt(st[k] || 0));
     set('c-bytes', bytes(st.bytes || 0));
+    set('c-hosts_ready', fmt(st.hosts_ready || 0));
+    set('c-hosts_waiting', fmt(st.hosts_waiting || 0));
+    set('c-next_host', st.next_host_ready ? dur(Math.max(Date.parse(st.next_host_ready) - now, 0) / 1000) : '–');
+    // Politeness-bound: hosts wait for their slot and none is ready now.
+    set('c-bound', (st.hosts_waiting > 0 && !st.hosts_ready) ? 'politeness-bound: next host ready' : 'next host ready');
     set('r-now', s.rate_now.toFixed(1));
     set('r-minute', s.rate_minute.toFixed(1));
     set('r-start', s.rate_start.toFixed(1));
