@@ -228,11 +228,6 @@ func (c *Client) hop(ctx, wctx context.Context, req *http.Request, crawlDelay ti
 		return nil, nil, classify(wctx, u.Redacted(), err)
 	}
 	defer slot.release()
-	if !o.unpaced {
-		if err := c.fleetWait(wctx, u, key, crawlDelay); err != nil {
-			return nil, nil, err
-		}
-	}
 	select {
 	case c.global <- struct{}{}:
 		defer func() { <-c.global }()
@@ -246,6 +241,14 @@ func (c *Client) hop(ctx, wctx context.Context, req *http.Request, crawlDelay ti
 		return nil, nil, err
 	}
 	defer unpermit()
+	// The fleet's slot is booked right before the send too: booked
+	// earlier, a request delayed by the client's concurrency would crowd
+	// the next worker's (a wait here is at most MaxHostWait).
+	if !o.unpaced {
+		if err := c.fleetWait(wctx, u, key, crawlDelay); err != nil {
+			return nil, nil, err
+		}
+	}
 	if err := slot.send(wctx); err != nil {
 		return nil, nil, classify(wctx, u.Redacted(), err)
 	}
