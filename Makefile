@@ -14,7 +14,7 @@ REPLAYWEBPAGE_VERSION := 2.5.3
 export REPLAYWEBPAGE_DIR ?= $(CURDIR)/bin/node/replaywebpage
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
+.PHONY: bench-broad all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
 
 all: build
 
@@ -91,6 +91,13 @@ bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./...
 	cd bench && $(GO) build -o ../bin/bench .
 	bin/bench -distscrape $(BIN) -out bin/bench-results.md -profile bin/bench-profiles $(BENCH_FLAGS)
+
+## bench-broad: the broad crawl (issue 32): 2,000 small hosts and one big one on
+## 127.x.y.z, 2 req/s each; distscrape (memory, 2-worker Redis) and Colly, all
+## roots seeded and the big host first; pages/s against the politeness bound
+bench-broad: build
+	cd bench && $(GO) build -o ../bin/bench .
+	bin/bench broad -distscrape $(BIN) $(ARGS)
 
 ## bench-saver: every saver (file, tar, Redis, S3, WARC) with 8 KiB pages: MB/s and items/s
 bench-saver: deps

@@ -31,6 +31,10 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "colly":
 		err = collyMain(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "broad":
+		err = broadMain(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "broad-colly":
+		err = broadCollyMain(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "loadgen":
 		err = loadgenMain(os.Args[2:])
 	default:
