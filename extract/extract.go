@@ -135,7 +135,7 @@ func (pg *page) ruleRows(r *rule) ([][]found, error) {
 				continue
 			}
 			var err error
-			if row[j], err = pg.run(&f.sel, sc, f.attr, f.all, "rule "+r.name+": field "+f.name); err != nil {
+			if row[j], err = pg.run(&f.sel, sc, f.attr, f.all || f.gather, "rule "+r.name+": field "+f.name); err != nil {
 				return nil, err
 			}
 		}
@@ -196,11 +196,14 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 		if f.kind == kindText {
 			fd = main
 		}
-		vals := fd.vals[:0:0]
-		for _, v := range fd.vals {
-			if strings.TrimSpace(v) != "" {
-				vals = append(vals, v)
+		vals := nonEmpty(fd.vals)
+		if len(f.steps) > 0 {
+			var err error
+			if vals, err = pg.process(f, vals); err != nil {
+				problems = append(problems, err.Error())
+				continue
 			}
+			vals = nonEmpty(vals)
 		}
 		if len(vals) == 0 {
 			switch {
@@ -220,6 +223,10 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 		}
 		list := make([]any, 0, len(vals))
 		for _, s := range vals {
+			if f.keep {
+				list = append(list, s)
+				continue
+			}
 			v, err := Convert(f.typ, s, pg.base)
 			if err != nil {
 				problems = append(problems, "field "+f.name+": "+err.Error())
@@ -241,4 +248,15 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 		rec.Problem = strings.Join(problems, "; ")
 	}
 	return rec
+}
+
+// nonEmpty are the values that are not blank.
+func nonEmpty(vals []string) []string {
+	out := vals[:0:0]
+	for _, v := range vals {
+		if strings.TrimSpace(v) != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }

@@ -50,6 +50,12 @@ type Field struct {
 	Type     record.Type
 	Required bool
 	Default  string // converted to Type at Compile
+	// Process are the steps the values found pass through before the
+	// conversion (process.go).
+	Process []Step
+	// KeepSpaces keeps a string value's leading and trailing white space
+	// (values are trimmed otherwise).
+	KeepSpaces bool
 }
 
 // TextMain is the one value of Field.Text.
@@ -171,6 +177,9 @@ type field struct {
 	typ      record.Type
 	required bool
 	def      any // nil: none
+	steps    []step
+	keep     bool // KeepSpaces
+	gather   bool // every value found goes to the steps (a join or count), not the first only
 }
 
 // Compile checks and compiles rules. It reports every problem at once: an
@@ -294,12 +303,20 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 	} else if slices.Contains(record.ReservedColumns, f.Name) {
 		bad("name", fmt.Errorf("%q is a column every record has (%s): choose another name", f.Name, strings.Join(record.ReservedColumns, ", ")))
 	}
-	cf := &field{name: f.Name, attr: f.Attr, all: f.All, typ: f.Type, required: f.Required}
+	cf := &field{name: f.Name, attr: f.Attr, all: f.All, typ: f.Type, required: f.Required, keep: f.KeepSpaces}
 	if cf.typ == "" {
 		cf.typ = record.String
 	}
 	if !slices.Contains(record.Types, cf.typ) {
 		bad("type", fmt.Errorf("%q is not a type: want one of %s", f.Type, typeList()))
+	}
+	steps, stepErrs := compileSteps(f.Process, cf.typ, f.All)
+	cf.steps, errs = steps, append(errs, stepErrs...)
+	for _, st := range steps {
+		cf.gather = cf.gather || st.one
+	}
+	if f.KeepSpaces && cf.typ != record.String {
+		bad("keep_spaces", fmt.Errorf("white space is kept in strings only: the field's type is %s", cf.typ))
 	}
 	var set []kind
 	for k, v := range [...]string{kindCSS: f.CSS, kindXPath: f.XPath, kindJSON: f.JSON, kindRegex: f.Regex, kindText: f.Text} {

@@ -16,9 +16,18 @@ func (c *Config) ExtractRules() []extract.Rule {
 		er := extract.Rule{Name: r.Name, Match: r.Match, OnInvalid: r.OnInvalid,
 			Each: extract.Selector{CSS: r.Each.CSS, XPath: r.Each.XPath, JSON: r.Each.JSON}}
 		for _, f := range r.Fields {
-			er.Fields = append(er.Fields, extract.Field{Name: f.Name, CSS: f.CSS, Attr: f.Attr, XPath: f.XPath,
+			ef := extract.Field{Name: f.Name, CSS: f.CSS, Attr: f.Attr, XPath: f.XPath,
 				JSON: f.JSON, Regex: f.Regex, Text: f.Text, All: f.All, Type: record.Type(f.Type),
-				Required: f.Required, Default: f.Default})
+				Required: f.Required, Default: f.Default, KeepSpaces: f.KeepSpaces}
+			for _, st := range f.Process {
+				es := extract.Step{Split: st.Split, Join: st.Join, Squash: st.Squash, Lower: st.Lower,
+					Upper: st.Upper, Count: st.Count, Decimal: st.Decimal}
+				if st.Replace != (ReplaceStep{}) {
+					es.Replace = &extract.Replace{Regex: st.Replace.Regex, With: st.Replace.With}
+				}
+				ef.Process = append(ef.Process, es)
+			}
+			er.Fields = append(er.Fields, ef)
 		}
 		out[i] = er
 	}

@@ -48,7 +48,33 @@ type Field struct {
 	Type     string `yaml:"type"`  // string (default) | int | float | bool | time | url
 	Required bool   `yaml:"required"`
 	Default  string `yaml:"default"` // the value when nothing is found, of the field's type
+	// Process are the steps the values found pass through, in order,
+	// before the conversion to Type (extract.Step).
+	Process    []ProcessStep `yaml:"process"`
+	KeepSpaces bool          `yaml:"keep_spaces"` // a string keeps its leading and trailing white space
 }
+
+// ProcessStep is one step of a field's process: list, exactly one key, or
+// one of the words squash, lower, upper, count.
+type ProcessStep struct {
+	Split   string      `yaml:"split"`   // each value into its parts between this
+	Join    string      `yaml:"join"`    // the values into one, this between them
+	Replace ReplaceStep `yaml:"replace"` // {regex, with}: in each value
+	Squash  bool        `yaml:"squash"`  // runs of white space into one space
+	Lower   bool        `yaml:"lower"`
+	Upper   bool        `yaml:"upper"`
+	Count   bool        `yaml:"count"`   // the number of values (type int)
+	Decimal string      `yaml:"decimal"` // "," or ".": the numbers' decimal separator
+}
+
+// ReplaceStep replaces every match of Regex with With ($1, ${name}).
+type ReplaceStep struct {
+	Regex string `yaml:"regex"`
+	With  string `yaml:"with"`
+}
+
+// stepWords are the steps written as one word.
+var stepWords = map[string]ProcessStep{"squash": {Squash: true}, "lower": {Lower: true}, "upper": {Upper: true}, "count": {Count: true}}
 
 // Fields are a rule's fields in the order of the file.
 type Fields []Field

@@ -225,6 +225,10 @@ func (d *decoder) value(n *yaml.Node, v reflect.Value, path string, depth int) {
 		d.value(n, v.Field(0), path, depth) // a plain URL: a proxy of no country
 		return
 	}
+	if v.Type() == stepType && n.Kind == yaml.ScalarNode {
+		d.stepWord(n, v, path) // "lower": a step with no argument
+		return
+	}
 	if v.Type() == fieldsType {
 		d.fieldsFrom(n, v, path, depth)
 		return
@@ -422,4 +426,16 @@ func kindWord(n *yaml.Node) string {
 		return "a scalar"
 	}
 	return "nothing"
+}
+
+var stepType = reflect.TypeOf(ProcessStep{})
+
+// stepWord decodes a process step written as one word (lower).
+func (d *decoder) stepWord(n *yaml.Node, v reflect.Value, path string) {
+	st, ok := stepWords[n.Value]
+	if !ok {
+		d.p.addAt(path, n.Line, "%s is not a step: want squash, lower, upper or count, or one of split, join, replace, decimal with its argument ({split: ','})", quote(n.Value))
+		return
+	}
+	v.Set(reflect.ValueOf(st))
 }
