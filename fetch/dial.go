@@ -19,14 +19,19 @@ func newDialer(cfg Config) *net.Dialer {
 		d.LocalAddr = &net.TCPAddr{IP: net.IP(netip.MustParseAddr(cfg.LocalAddr).AsSlice())}
 	}
 	if !cfg.AllowMetadata {
-		d.Control = func(network, address string, _ syscall.RawConn) error {
-			if ap, err := netip.ParseAddrPort(address); err == nil && isMetadata(ap.Addr()) {
-				return fmt.Errorf("%w: %s", ErrMetadata, address)
-			}
-			return nil
-		}
+		d.Control = RefuseMetadata
 	}
 	return d
+}
+
+// RefuseMetadata is a net.Dialer Control that refuses to dial a metadata
+// address (ErrMetadata), after DNS resolution: for every client that must
+// not reach one, not only the fetcher's.
+func RefuseMetadata(_, address string, _ syscall.RawConn) error {
+	if ap, err := netip.ParseAddrPort(address); err == nil && isMetadata(ap.Addr()) {
+		return fmt.Errorf("%w: %s", ErrMetadata, address)
+	}
+	return nil
 }
 
 // parseProxies validates the proxy URLs.

@@ -170,3 +170,10 @@ func parseIPv4Part(p string) (uint64, bool) {
 	v, err := strconv.ParseUint(p, base, 32)
 	return v, err == nil
 }
+
+// IsMetadataURL reports whether u names a cloud metadata address or name,
+// in any spelling the fetcher refuses (169.254.169.254 and its decimal,
+// octal and hex forms, fd00:ec2::254, IPv6 forms embedding a metadata
+// IPv4, metadata.google.internal, ...): for the other clients a crawl
+// configures (notify webhooks), checked at config load.
+func IsMetadataURL(u *url.URL) bool { return literalMetadata(u) }

@@ -26,7 +26,26 @@ type Walked struct {
 	// Warnings are what a user should know about the pages passed (bodies
 	// altered by the saver, files gone); one line each.
 	Warnings []string
+	// Refused counts the pages the store lists that were not read because
+	// reading them is unsafe (see ErrRefused); RefusedFirst names the first
+	// few (20), "what: why".
+	Refused      int
+	RefusedFirst []string
 }
+
+// Refuse counts a page left unread for why (see Walked.Refused).
+func (w *Walked) Refuse(what, why string) {
+	w.Refused++
+	if len(w.RefusedFirst) < 20 {
+		w.RefusedFirst = append(w.RefusedFirst, what+": "+why)
+	}
+}
+
+// MaxWalkBody bounds the body of one page a Walk reads back, as stored and
+// once its Content-Encoding is undone: the fetcher's default max_body. A
+// larger page is refused (Walked.Refuse) without being read whole, so a
+// store cannot drive a Walk's memory past it, however well it compresses.
+const MaxWalkBody = 64 << 20
 
 // Errors of a Walk that callers branch on.
 var (
@@ -37,6 +56,11 @@ var (
 	// ErrNotStore: the location holds no store of the driver's kind; the
 	// error says what was expected there.
 	ErrNotStore = errors.New("saver: not a store")
+	// ErrRefused: a page the store lists was not read because reading it
+	// would leave the store (a symlink, a path with ..), block (a FIFO, a
+	// device) or cost more than MaxWalkBody; the Walk counts it in
+	// Walked.Refused and goes on.
+	ErrRefused = errors.New("saver: page refused")
 )
 
 // Source is a store to read back: a driver's Walk over one location.

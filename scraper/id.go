@@ -119,6 +119,15 @@ func (s *ID) Request(ctx context.Context, item tracker.Item) (*http.Request, err
 	if item.Key == "" {
 		return nil, fetch.Final("bad item", fmt.Errorf("%w: empty ID", ErrBadItem))
 	}
+	if item.Key == "." || item.Key == ".." {
+		// A dot segment, escaped or not (%2E), names another path once
+		// a server or client resolves it.
+		for _, q := range s.inQuery {
+			if !q {
+				return nil, fetch.Final("bad item", fmt.Errorf("%w: ID %q in the URL's path would name another path", ErrBadItem, item.Key))
+			}
+		}
+	}
 	return s.requests.build(ctx, item, s.url(item.Key), item.Key)
 }
 

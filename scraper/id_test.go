@@ -44,7 +44,7 @@ func TestIDEndToEnd(t *testing.T) {
 		{"a b/c?d&e#f", "/item/a%20b%2Fc%3Fd&e%23f"},
 		{"café", "/item/caf%C3%A9"},
 		{"100%", "/item/100%25"},
-		{"..", "/item/.."},
+		{"...", "/item/..."},
 	}
 	s, err := NewID(IDConfig{IDRegex: `data-id="([^"]+)"`, DownloadURLFmt: srv.URL + "/item/{id}?id={id}"})
 	if err != nil {
@@ -77,6 +77,22 @@ func TestIDEndToEnd(t *testing.T) {
 	}
 	if _, err := s.Request(context.Background(), tracker.Item{}); err == nil {
 		t.Fatal("empty ID accepted")
+	}
+	// A dot segment cannot be escaped in a path (%2E is a dot to a
+	// server): it is a final bad item, not a request for another path.
+	for _, id := range []string{".", ".."} {
+		_, err := s.Request(context.Background(), tracker.Item{Key: id})
+		var o fetch.Outcome
+		if !errors.As(err, &o) || !o.Final() || !errors.Is(err, ErrBadItem) {
+			t.Errorf("ID %q: %v, want a final bad item", id, err)
+		}
+	}
+	q, err := NewID(IDConfig{IDRegex: `(\d+)`, DownloadURLFmt: srv.URL + "/item?id={id}"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := q.Request(context.Background(), tracker.Item{Key: ".."}); err != nil {
+		t.Errorf("ID \"..\" in the query only: %v, want a request", err)
 	}
 }
 

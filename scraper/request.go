@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -15,15 +17,32 @@ import (
 
 // RequestTemplate says how the items whose key matches Match are requested
 // (config scraper.requests): method, headers and body, in which {key} is
-// the item's key and {id} an ID crawl's ID. In a JSON body (JSON set) the
-// values are JSON-escaped, so an ID holding a quote cannot break it.
+// the item's key and {id} an ID crawl's ID. In the body the values are
+// escaped for its Encoding, so an ID holding a quote, a & or a < is one
+// value and cannot add a field.
 type RequestTemplate struct {
-	Match  string // a regex of the item keys; "" = every item
-	Method string // default GET
-	Header map[string]string
-	Body   string
-	JSON   bool // Body is JSON: values JSON-escaped; Content-Type application/json unless Header sets one
+	Match    string // a regex of the item keys; "" = every item
+	Method   string // default GET
+	Header   map[string]string
+	Body     string
+	Encoding BodyEncoding
 }
+
+// BodyEncoding is how the placeholders of a request body are escaped.
+type BodyEncoding int
+
+const (
+	// BodyText: as they are (text/plain: a body with no fields to add).
+	BodyText BodyEncoding = iota
+	// BodyJSON: as the inside of a JSON string; Content-Type
+	// application/json unless the template's headers set one.
+	BodyJSON
+	// BodyForm: url.QueryEscape, so & and = stay in the value;
+	// Content-Type application/x-www-form-urlencoded unless set.
+	BodyForm
+	// BodyXML: XML/HTML character escapes (& < > " ').
+	BodyXML
+)
 
 // Finder finds more of what a page leads to (config scraper.follow, by
 // CSS, XPath or JSON path): URLs for a link scraper, resolved against the
@@ -82,7 +101,7 @@ func (r *requests) build(ctx context.Context, item tracker.Item, u, id string) (
 				continue
 			}
 		}
-		fill := filler(item.Key, id, false)
+		fill := filler(item.Key, id, BodyText)
 		req.Method = t.Method
 		for name, v := range t.Header {
 			v = fill.Replace(v)
@@ -92,12 +111,12 @@ func (r *requests) build(ctx context.Context, item tracker.Item, u, id string) (
 			req.Header.Set(name, v)
 		}
 		if t.Body != "" {
-			body := filler(item.Key, id, t.JSON).Replace(t.Body)
+			body := filler(item.Key, id, t.Encoding).Replace(t.Body)
 			req.Body = io.NopCloser(strings.NewReader(body))
 			req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(strings.NewReader(body)), nil }
 			req.ContentLength = int64(len(body))
-			if t.JSON && req.Header.Get("Content-Type") == "" {
-				req.Header.Set("Content-Type", "application/json")
+			if ct := defaultContentType[t.Encoding]; ct != "" && req.Header.Get("Content-Type") == "" {
+				req.Header.Set("Content-Type", ct)
 			}
 		}
 		return req, nil
@@ -105,13 +124,22 @@ func (r *requests) build(ctx context.Context, item tracker.Item, u, id string) (
 	return req, nil
 }
 
-// filler replaces the placeholders; in a JSON body the values are escaped
-// as the inside of a JSON string.
-func filler(key, id string, asJSON bool) *strings.Replacer {
-	if asJSON {
-		key, id = jsonInner(key), jsonInner(id)
+var defaultContentType = map[BodyEncoding]string{BodyJSON: "application/json", BodyForm: "application/x-www-form-urlencoded"}
+
+// filler replaces the placeholders, the values escaped for enc.
+func filler(key, id string, enc BodyEncoding) *strings.Replacer {
+	var esc func(string) string
+	switch enc {
+	case BodyJSON:
+		esc = jsonInner
+	case BodyForm:
+		esc = url.QueryEscape
+	case BodyXML:
+		esc = html.EscapeString
+	default:
+		esc = func(s string) string { return s }
 	}
-	return strings.NewReplacer("{key}", key, "{id}", id)
+	return strings.NewReplacer("{key}", esc(key), "{id}", esc(id))
 }
 
 func jsonInner(s string) string {

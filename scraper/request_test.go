@@ -48,9 +48,9 @@ func TestRequestTemplates(t *testing.T) {
 	}
 	defer c.Close()
 	s, err := NewID(IDConfig{IDRegex: `(\d+)`, DownloadURLFmt: srv.URL + "/api/item?v={id}", Requests: []RequestTemplate{
-		{Match: `^form-`, Method: "PUT", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: "id={id}"},
+		{Match: `^form-`, Method: "PUT", Header: map[string]string{"Content-Type": "application/x-www-form-urlencoded"}, Body: "id={id}", Encoding: BodyForm},
 		{Match: `^get-`},
-		{Method: "POST", Header: map[string]string{"X-Api-Key": "k-{id}"}, Body: `{"id": "{id}", "key": "{key}"}`, JSON: true},
+		{Method: "POST", Header: map[string]string{"X-Api-Key": "k-{id}"}, Body: `{"id": "{id}", "key": "{key}"}`, Encoding: BodyJSON},
 	}})
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 )
 
@@ -36,6 +37,35 @@ type SharedStore interface {
 	PutField(ctx context.Context, name, field string, value []byte, ttl time.Duration) error
 	// Fields returns every unexpired field of name; empty when none.
 	Fields(ctx context.Context, name string) (map[string][]byte, error)
+}
+
+// SharedFieldLog is an optional capability of a SharedStore (both engines
+// have it) for a large map shared by a fleet (the cookie jar): fields put
+// by key within a bound per group (a cookie's domain) and per name, and
+// read by change. Neither call's cost grows with the fields a name holds
+// when nothing has to be read: no scan of the map.
+type SharedFieldLog interface {
+	// PutGroupField is PutField of field in group (1 to 255 bytes, no NUL;
+	// a field's group never changes). A new field of a group that holds
+	// maxGroup live fields replaces the group's field that expires first;
+	// of a name that holds MaxSharedFields, the name's that expires first.
+	PutGroupField(ctx context.Context, name, group, field string, value []byte, ttl time.Duration, maxGroup int) error
+	// FieldsSince returns the live fields of name put after version since
+	// (every live field when since is 0 or the name was emptied since)
+	// and the name's version now. When nothing was put since, it is one
+	// read and returns no field.
+	FieldsSince(ctx context.Context, name string, since int64) (map[string][]byte, int64, error)
+}
+
+// ValidateGroup checks PutGroupField's group and maxGroup.
+func ValidateGroup(group string, maxGroup int) error {
+	switch {
+	case group == "" || len(group) > 255 || strings.IndexByte(group, 0) >= 0:
+		return fmt.Errorf("%w: group of %d bytes: want 1 to 255, no NUL", ErrSharedArg, len(group))
+	case maxGroup < 1 || maxGroup > MaxSharedFields:
+		return fmt.Errorf("%w: maxGroup %d: want 1 to %d", ErrSharedArg, maxGroup, MaxSharedFields)
+	}
+	return nil
 }
 
 // Bounds of a SharedStore's arguments: a value, a field's value, and the

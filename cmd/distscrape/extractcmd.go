@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/saver"
 )
 
 // errEmptyStore: --from names a store that holds no page of the crawl.
@@ -111,15 +112,32 @@ func runExtract(c *cli.Context) error {
 	if runErr != nil {
 		return fmt.Errorf("extract --from %s: %w", from, runErr)
 	}
+	refused := refusedErr(res.walked)
+	if res.walked.Pages == 0 && refused != nil {
+		return fmt.Errorf("extract --from %s: %w", from, refused)
+	}
 	if res.walked.Pages == 0 {
 		return fmt.Errorf("extract --from %s: %w (the store is %s; crawl %q; was it written by this config's crawl?)", from, errEmptyStore, kind, cfg.Crawl)
 	}
 	printReextracted(os.Stdout, kind, from, res, ex.ex.Counts(), names, only)
 	fmt.Printf("records into %s\n", recordsLocation(cfg.Records))
 	if res.damaged != nil {
-		return fmt.Errorf("extract --from %s: the records of the pages after the damage are missing: %w", from, res.damaged)
+		return errors.Join(refused, fmt.Errorf("extract --from %s: the records of the pages after the damage are missing: %w", from, res.damaged))
+	}
+	if refused != nil {
+		return fmt.Errorf("extract --from %s: %w", from, refused)
 	}
 	return nil
+}
+
+// refusedErr names the pages the Walk refused to read (saver.ErrRefused);
+// nil when none.
+func refusedErr(w saver.Walked) error {
+	if w.Refused == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d pages not read: reading them would leave the store, block or exceed %d bytes (first: %s): %w",
+		w.Refused, saver.MaxWalkBody, strings.Join(w.RefusedFirst, "; "), saver.ErrRefused)
 }
 
 // lazySink opens its sink at the first Put, so that a store with no page

@@ -167,6 +167,9 @@ func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, e
 		NoRequisites: s.Requisites != nil && !*s.Requisites, Requests: reqs, Follow: follow})
 }
 
+var bodyEncodings = map[string]scraper.BodyEncoding{"json": scraper.BodyJSON, "form": scraper.BodyForm,
+	"xml": scraper.BodyXML, "text": scraper.BodyText}
+
 // requestTemplates is scraper.requests as the scraper takes them.
 func requestTemplates(rs []config.RequestRule) []scraper.RequestTemplate {
 	var out []scraper.RequestTemplate
@@ -177,8 +180,9 @@ func requestTemplates(rs []config.RequestRule) []scraper.RequestTemplate {
 				ct = v
 			}
 		}
+		enc, _ := config.BodyEncoding(ct, r.Body) // checked at load where it matters
 		out = append(out, scraper.RequestTemplate{Match: r.Match, Method: r.Method, Header: r.Headers, Body: r.Body,
-			JSON: config.JSONBody(ct, r.Body)})
+			Encoding: bodyEncodings[enc]})
 	}
 	return out
 }

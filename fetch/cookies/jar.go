@@ -8,7 +8,14 @@
 // Refresh when it is asked for cookies; a pulled cookie overwrites the
 // local one of the same domain, path and name. So a cookie one worker
 // gets is sent by the others within Refresh, and a cookie past its expiry
-// is sent by none.
+// is sent by none. On a Store that logs its changes (a LogStore: both
+// trackers) a push is one update by key, at most MaxHostCookies per
+// domain (a new one past it replaces the domain's that expires first), and
+// a pull reads what changed since the last: one read when nothing did.
+//
+// Whatever a site sets, a request carries at most MaxCookieHeader bytes
+// of cookies, and a cookie over MaxCookieSize is not kept, so one page
+// cannot get the rest of its host answered 431.
 package cookies
 
 import (
@@ -31,6 +38,27 @@ type Store interface {
 	PutField(ctx context.Context, name, field string, value []byte, ttl time.Duration) error
 	Fields(ctx context.Context, name string) (map[string][]byte, error)
 }
+
+// LogStore is a Store that bounds a group's fields and reads by change
+// (a tracker.SharedFieldLog); the jar uses it when its Store is one.
+type LogStore interface {
+	PutGroupField(ctx context.Context, name, group, field string, value []byte, ttl time.Duration, maxGroup int) error
+	FieldsSince(ctx context.Context, name string, since int64) (map[string][]byte, int64, error)
+}
+
+// Bounds of what a site's cookies cost.
+const (
+	// MaxHostCookies bounds the fleet jar's cookies of one domain (RFC
+	// 6265 asks for at least 50).
+	MaxHostCookies = 50
+	// MaxCookieSize bounds a cookie's name and value: a larger one is
+	// not kept (as browsers do, RFC 6265 section 6.1).
+	MaxCookieSize = 4096
+	// MaxCookieHeader bounds the cookies a request carries (the bytes of
+	// its Cookie header): past it the cookies the jar would send last
+	// are left out, below the 8 KiB header line nginx and Apache take.
+	MaxCookieHeader = 8000
+)
 
 // Config tunes a Jar. Zero fields mean the defaults noted.
 type Config struct {
@@ -57,10 +85,12 @@ const deletedTTL = 10 * time.Minute
 // Jar is an http.CookieJar, safe for concurrent use.
 type Jar struct {
 	cfg     Config
+	log     LogStore // cfg.Store as a LogStore; nil when it is none
 	local   *cookiejar.Jar
 	pulling atomic.Bool
 	mu      sync.Mutex
 	pulled  time.Time
+	version int64 // the LogStore's version at the last pull
 	warned  bool
 }
 
@@ -82,14 +112,22 @@ func New(cfg Config) (*Jar, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Jar{cfg: cfg, local: local}, nil
+	j := &Jar{cfg: cfg, local: local}
+	j.log, _ = cfg.Store.(LogStore)
+	return j, nil
 }
 
 // SetCookies implements http.CookieJar: it keeps the cookies and pushes
 // them to the fleet.
 func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
-	j.local.SetCookies(u, cs)
-	j.push(u, cs)
+	kept := cs[:0:0]
+	for _, c := range cs {
+		if len(c.Name)+len(c.Value) <= MaxCookieSize {
+			kept = append(kept, c)
+		}
+	}
+	j.local.SetCookies(u, kept)
+	j.push(u, kept)
 }
 
 // Cookies implements http.CookieJar, with the fleet's cookies pulled
@@ -101,7 +139,20 @@ func (j *Jar) Cookies(u *url.URL) []*http.Cookie {
 		cancel()
 		j.pulling.Store(false)
 	}
-	return j.local.Cookies(u)
+	return capHeader(j.local.Cookies(u))
+}
+
+// capHeader keeps the cookies, in the order they are sent, that fit in
+// MaxCookieHeader bytes of "name=value; " each.
+func capHeader(cs []*http.Cookie) []*http.Cookie {
+	size := 0
+	for i, c := range cs {
+		size += len(c.Name) + len(c.Value) + 3
+		if size > MaxCookieHeader {
+			return cs[:i]
+		}
+	}
+	return cs
 }
 
 // Import adds entries (ReadFile), and pushes them to the fleet.
@@ -160,7 +211,12 @@ func (j *Jar) push(u *url.URL, cs []*http.Cookie) {
 			continue
 		}
 		b, _ := json.Marshal(s)
-		j.warn(j.cfg.Store.PutField(ctx, j.cfg.Name, s.Domain+";"+s.Path+";"+s.Name, b, ttl))
+		field := s.Domain + ";" + s.Path + ";" + s.Name
+		if j.log != nil {
+			j.warn(j.log.PutGroupField(ctx, j.cfg.Name, s.Domain, field, b, ttl, MaxHostCookies))
+		} else {
+			j.warn(j.cfg.Store.PutField(ctx, j.cfg.Name, field, b, ttl))
+		}
 	}
 }
 
@@ -215,12 +271,23 @@ func (j *Jar) Pull(ctx context.Context) error {
 	if j.cfg.Store == nil {
 		return nil
 	}
-	fields, err := j.cfg.Store.Fields(ctx, j.cfg.Name)
+	var fields map[string][]byte
+	var err error
+	j.mu.Lock()
+	since := j.version
+	j.mu.Unlock()
+	version := since
+	if j.log != nil {
+		fields, version, err = j.log.FieldsSince(ctx, j.cfg.Name, since)
+	} else {
+		fields, err = j.cfg.Store.Fields(ctx, j.cfg.Name)
+	}
 	if err != nil {
 		return err
 	}
 	j.mu.Lock()
 	j.pulled = time.Now()
+	j.version = version
 	j.mu.Unlock()
 	for _, b := range fields {
 		var s shared

@@ -378,7 +378,11 @@ func (s *Scraper) validateRequests(p *problems) {
 				ct = val
 			}
 		}
-		if JSONBody(ct, r.Body) {
+		enc, err := BodyEncoding(ct, r.Body)
+		switch {
+		case err != nil && placeholderRE.MatchString(r.Body):
+			p.add(path+".body", "%v", err)
+		case enc == "json":
 			probe := placeholderRE.ReplaceAllString(r.Body, "x")
 			if !json.Valid([]byte(probe)) {
 				p.add(path+".body", "not valid JSON (the Content-Type is JSON); a placeholder goes inside a string: {\"id\": \"{id}\"}")
@@ -401,14 +405,32 @@ func (s *Scraper) checkPlaceholders(p *problems, path, tmpl string) {
 	}
 }
 
-// JSONBody reports whether a request template's body is JSON, so that its
-// placeholders are JSON-escaped: by its Content-Type, or, without one, by
-// its first character.
-func JSONBody(contentType, body string) bool {
-	if contentType != "" {
-		mt, _, err := mime.ParseMediaType(contentType)
-		return err == nil && (mt == "application/json" || strings.HasSuffix(mt, "+json"))
+// BodyEncoding says how a request template's placeholders are escaped in
+// its body: "json", "form", "xml" or "text", by its Content-Type; without
+// one, "json" for a body starting with { or [, else "form" (the encoding
+// curl -d and HTML forms send). A Content-Type with no known escaping
+// (multipart, a binary type) is an error: a value there could not be
+// kept one value.
+func BodyEncoding(contentType, body string) (string, error) {
+	if contentType == "" {
+		b := strings.TrimSpace(body)
+		if strings.HasPrefix(b, "{") || strings.HasPrefix(b, "[") {
+			return "json", nil
+		}
+		return "form", nil
 	}
-	b := strings.TrimSpace(body)
-	return strings.HasPrefix(b, "{") || strings.HasPrefix(b, "[")
+	mt, _, err := mime.ParseMediaType(contentType)
+	switch {
+	case err != nil:
+		return "", fmt.Errorf("Content-Type %s: %v", quote(contentType), err)
+	case mt == "application/json" || strings.HasSuffix(mt, "+json"):
+		return "json", nil
+	case mt == "application/x-www-form-urlencoded":
+		return "form", nil
+	case mt == "application/xml" || mt == "text/xml" || mt == "text/html" || strings.HasSuffix(mt, "+xml"):
+		return "xml", nil
+	case mt == "text/plain":
+		return "text", nil
+	}
+	return "", fmt.Errorf("placeholders cannot be escaped for Content-Type %s: use JSON, application/x-www-form-urlencoded, XML or text/plain", quote(mt))
 }

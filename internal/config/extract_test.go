@@ -241,6 +241,8 @@ func TestBadExtract(t *testing.T) {
 		{"request placeholder in a header", idHead + "  requests: [{headers: {X-Id: '{ids}'}}]\n", "scraper.requests[0].headers.X-Id", "unknown placeholder {ids}"},
 		{"request bad JSON body", idHead + "  requests: [{method: POST, body: '{\"id\": {id}'}]\n", "scraper.requests[0].body", "not valid JSON"},
 		{"request bad JSON by content type", idHead + "  requests: [{method: POST, headers: {Content-Type: application/json}, body: 'id={id}'}]\n", "scraper.requests[0].body", "not valid JSON"},
+		{"request multipart body with a placeholder", idHead + "  requests: [{method: POST, headers: {Content-Type: multipart/form-data; boundary=x}, body: 'id={id}'}]\n", "scraper.requests[0].body", `cannot be escaped for Content-Type "multipart/form-data"`},
+		{"request binary body with a placeholder", idHead + "  requests: [{method: POST, headers: {Content-Type: application/octet-stream}, body: 'id={id}'}]\n", "scraper.requests[0].body", "cannot be escaped"},
 		{"request bad header name", linkHead + "  requests: [{headers: {'X Bad': a}}]\n", "scraper.requests[0].headers.X Bad", "not a valid header name"},
 		{"request header newline", linkHead + "  requests: [{headers: {X-A: \"a\\r\\nB: 1\"}}]\n", "scraper.requests[0].headers.X-A", "line break"},
 		{"request bad match", linkHead + "  requests: [{match: '[a', method: GET}]\n", "scraper.requests[0].match", "unterminated [] set"},

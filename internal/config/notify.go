@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/internal/redact"
 )
 
@@ -178,8 +179,8 @@ func (c *Config) validateNotify(p *problems) {
 		path := "notify.webhooks[" + strconv.Itoa(i) + "]"
 		if w.URL == "" {
 			p.add(path+".url", "required: the http:// or https:// URL to POST to (write it as ${VAR})")
-		} else {
-			checkCredentialURL(p, path+".url", w.URL, "http", "https")
+		} else if u := checkCredentialURL(p, path+".url", w.URL, "http", "https"); u != nil && fetch.IsMetadataURL(u) {
+			p.add(path+".url", "host %s is a cloud metadata address (%v): a report must not reach it", quote(u.Hostname()), fetch.ErrMetadata)
 		}
 		oneOf(p, path+".format", w.Format, "json", "slack")
 		checkHeaders(p, path+".headers", w.Headers)

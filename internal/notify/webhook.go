@@ -7,9 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
+
+	"github.com/distscrape/distscrape/fetch"
 )
 
 // Webhook formats.
@@ -45,6 +49,9 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return nil, fmt.Errorf("notify: webhook: not an http:// or https:// URL with a host")
 	}
+	if fetch.IsMetadataURL(u) {
+		return nil, fmt.Errorf("notify: webhook %s: %w", u.Host, fetch.ErrMetadata)
+	}
 	switch cfg.Format {
 	case "":
 		cfg.Format = FormatJSON
@@ -55,6 +62,8 @@ func NewWebhook(cfg WebhookConfig) (*Webhook, error) {
 	if cfg.Client == nil {
 		tr := http.DefaultTransport.(*http.Transport).Clone()
 		tr.Proxy = nil
+		// A name that resolves to a metadata address is refused when dialed.
+		tr.DialContext = (&net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second, Control: fetch.RefuseMetadata}).DialContext
 		cfg.Client = &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error {
 			return http.ErrUseLastResponse
 		}}

@@ -11,11 +11,13 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"path"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/internal/driver"
 )
 
 // maxManifestLine bounds one manifest line (a page's key, URL, labels and
@@ -42,24 +44,30 @@ const maxManifestLine = 16 << 20
 // line.
 func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, error) {
 	var w saver.Walked
-	names, err := filepath.Glob(filepath.Join(dir, MetaDir, "manifest-*.jsonl"))
+	if st, err := os.Stat(dir); err != nil {
+		return w, fmt.Errorf("file saver: %w", err)
+	} else if !st.IsDir() {
+		return w, fmt.Errorf("file saver: %s is no directory, so it has no %s/manifest-*.jsonl: %w", dir, MetaDir, saver.ErrNotStore)
+	}
+	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return w, fmt.Errorf("file saver: %w", err)
 	}
+	defer root.Close()
+	names, err := manifests(root, &w)
+	if err != nil {
+		return w, err
+	}
 	if len(names) == 0 {
-		if _, err := os.Stat(dir); err != nil {
-			return w, fmt.Errorf("file saver: %w", err)
-		}
 		return w, fmt.Errorf("file saver: %s has no %s/manifest-*.jsonl: not a directory the file saver wrote: %w",
 			dir, MetaDir, saver.ErrNotStore)
 	}
-	sort.Strings(names)
 	last := map[string]readLine{}
 	var order []string
 	var damaged []error
 	pos := 0
 	for _, name := range names {
-		err := readManifest(ctx, name, func(l manifestRecord) {
+		err := readManifest(ctx, root, name, func(l manifestRecord) {
 			pos++
 			if l.Unchanged || l.Kind != "" { // a 304, a redirect, a failure: no file
 				w.Skipped++
@@ -78,6 +86,8 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 		})
 		if errors.Is(err, saver.ErrDamaged) {
 			damaged = append(damaged, err)
+		} else if reason, ok := driver.Refusal(err); ok {
+			w.Refuse(name, reason)
 		} else if err != nil {
 			return w, err
 		}
@@ -87,7 +97,7 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 	holder := map[string]readLine{}
 	for _, k := range order {
 		l := last[k]
-		full := mirroredPath(dir, l.Path)
+		full := mirroredPath(root, l.Path)
 		if h, ok := holder[full]; !ok || l.newer(h) {
 			holder[full] = l
 		}
@@ -98,20 +108,24 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 			return w, err
 		}
 		l := last[k]
-		full := mirroredPath(dir, l.Path)
+		full := mirroredPath(root, l.Path)
 		if h := holder[full]; h.pos != l.pos {
 			shared = append(shared, l.Key)
 			w.Skipped++
 			continue
 		}
-		body, err := os.ReadFile(full)
+		body, err := readBody(root, full)
 		if errors.Is(err, fs.ErrNotExist) {
 			missing = append(missing, l.Path)
 			w.Skipped++
 			continue
 		}
+		if reason, ok := driver.Refusal(err); ok {
+			w.Refuse(l.Key, reason)
+			continue
+		}
 		if err != nil {
-			return w, fmt.Errorf("file saver: read %s: %w", full, err)
+			return w, fmt.Errorf("file saver: read %s: %w", filepath.Join(dir, filepath.FromSlash(full)), err)
 		}
 		if l.Converted {
 			converted = append(converted, l.Path)
@@ -137,6 +151,59 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 	return w, nil
 }
 
+// manifests lists the manifests under MetaDir in name order; one that is
+// no regular file (a symlink, a FIFO) is refused, not read.
+func manifests(root *os.Root, w *saver.Walked) ([]string, error) {
+	st, err := root.Lstat(MetaDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("file saver: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("file saver: %s/%s is no directory (a symlink is not followed): %w", root.Name(), MetaDir, saver.ErrNotStore)
+	}
+	d, err := root.Open(MetaDir)
+	if err != nil {
+		return nil, fmt.Errorf("file saver: %w", err)
+	}
+	ents, err := d.ReadDir(-1)
+	d.Close()
+	if err != nil {
+		return nil, fmt.Errorf("file saver: %w", err)
+	}
+	var names []string
+	for _, e := range ents {
+		if ok, _ := path.Match("manifest-*.jsonl", e.Name()); !ok {
+			continue
+		}
+		name := MetaDir + "/" + e.Name()
+		if !e.Type().IsRegular() {
+			w.Refuse(name, "the manifest is no regular file (a symlink, a FIFO), not read")
+			continue
+		}
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names, nil
+}
+
+// readBody reads the file at rel in root: a regular file reached through
+// no symlink, of at most saver.MaxWalkBody bytes; else an error wrapping
+// saver.ErrRefused.
+func readBody(root *os.Root, rel string) ([]byte, error) {
+	f, st, err := driver.OpenInRoot(root, rel)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if st.Size() > saver.MaxWalkBody {
+		return nil, driver.ErrTooLarge(st.Size())
+	}
+	return driver.ReadCapped(f)
+}
+
 type readLine struct {
 	manifestRecord
 	pos int // order of the line in the walk
@@ -148,20 +215,20 @@ func (l readLine) newer(o readLine) bool {
 	return l.Fetched.After(o.Fetched) || l.Fetched.Equal(o.Fetched) && l.pos > o.pos
 }
 
-// mirroredPath is the file of a manifest path: path/index.html once path
-// became a directory (see Saver).
-func mirroredPath(dir, rel string) string {
-	p := filepath.Join(dir, filepath.FromSlash(rel))
-	if st, err := os.Stat(p); err == nil && st.IsDir() {
-		p = filepath.Join(p, "index.html")
+// mirroredPath is the file of a manifest path in root: path/index.html
+// once path became a directory (see Saver). A symlink is left as it is,
+// for readBody to refuse.
+func mirroredPath(root *os.Root, rel string) string {
+	if st, err := root.Lstat(filepath.FromSlash(rel)); err == nil && st.IsDir() {
+		return rel + "/index.html"
 	}
-	return p
+	return rel
 }
 
 // readManifest calls fn with each line of a manifest that parses; lines
 // that do not are an error wrapping saver.ErrDamaged, after the others.
-func readManifest(ctx context.Context, name string, fn func(manifestRecord)) error {
-	f, err := os.Open(name)
+func readManifest(ctx context.Context, root *os.Root, name string, fn func(manifestRecord)) error {
+	f, _, err := driver.OpenInRoot(root, name)
 	if err != nil {
 		return fmt.Errorf("file saver: %w", err)
 	}

@@ -23,9 +23,6 @@ import (
 	"github.com/distscrape/distscrape/saver/internal/driver"
 )
 
-// maxEntry bounds the body of one entry read back.
-const maxEntry = 1 << 32
-
 // Walk reads back the pages of tar archives the tar saver wrote: path is
 // an archive (.tar, .tar.gz, .tgz, .tar.bz2, .tbz2, .tar.zst, .tzst, parts
 // such as name-1.tar.gz included) or a directory of them (not its
@@ -39,7 +36,7 @@ const maxEntry = 1 << 32
 // returns an error wrapping saver.ErrDamaged that names each such archive.
 func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, error) {
 	var w saver.Walked
-	files, err := tarFiles(path)
+	files, err := tarFiles(path, &w)
 	if err != nil {
 		return w, err
 	}
@@ -48,7 +45,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	var damaged []error
 	pos := 0
 	for i, name := range files {
-		n, err := scanTar(ctx, name, -1, false, func(h *tar.Header, _ []byte) error {
+		n, err := scanTar(ctx, name, -1, false, func(h *tar.Header, _ []byte, _ error) error {
 			if k, ok := h.PAXRecords[PAXKey]; ok {
 				latest.See(k, fetchedOf(h), pos)
 			}
@@ -64,7 +61,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	}
 	pos = 0
 	for i, name := range files {
-		_, err := scanTar(ctx, name, readable[i], true, func(h *tar.Header, body []byte) error {
+		_, err := scanTar(ctx, name, readable[i], true, func(h *tar.Header, body []byte, refused error) error {
 			at := pos
 			pos++
 			if _, capture := h.PAXRecords[PAXCaptureOf]; capture {
@@ -73,6 +70,10 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 			k, ok := h.PAXRecords[PAXKey]
 			if !ok || !latest.Wins(k, at) {
 				w.Skipped++
+				return nil
+			}
+			if reason, ok := driver.Refusal(refused); ok {
+				w.Refuse(k, reason)
 				return nil
 			}
 			w.Pages++
@@ -95,7 +96,9 @@ func IsArchive(name string) bool {
 	return err == nil
 }
 
-func tarFiles(path string) ([]string, error) {
+// tarFiles lists the archives at path; in a directory, an archive that
+// is no regular file (a symlink, a FIFO) is refused, not read.
+func tarFiles(path string, w *saver.Walked) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("tar: %w", err)
@@ -113,8 +116,12 @@ func tarFiles(path string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsArchive(e.Name()) {
+		switch {
+		case !IsArchive(e.Name()):
+		case e.Type().IsRegular():
 			files = append(files, filepath.Join(path, e.Name()))
+		default:
+			w.Refuse(e.Name(), "no regular file (a symlink, a FIFO), not read")
 		}
 	}
 	if len(files) == 0 {
@@ -126,9 +133,11 @@ func tarFiles(path string) ([]string, error) {
 
 // scanTar calls fn with each regular entry of the archive (with its body
 // when withBody), the first limit entries when limit >= 0, and returns how
-// many entries it read whole.
-func scanTar(ctx context.Context, name string, limit int, withBody bool, fn func(*tar.Header, []byte) error) (int, error) {
-	f, err := os.Open(name)
+// many entries it read whole. An entry over saver.MaxWalkBody is passed
+// without its body, with the refusal (the stream is read past it in
+// small pieces).
+func scanTar(ctx context.Context, name string, limit int, withBody bool, fn func(*tar.Header, []byte, error) error) (int, error) {
+	f, err := driver.OpenRegular(name)
 	if err != nil {
 		return 0, fmt.Errorf("tar: %w", err)
 	}
@@ -177,20 +186,23 @@ func scanTar(ctx context.Context, name string, limit int, withBody bool, fn func
 		if h.Typeflag != tar.TypeReg {
 			continue
 		}
-		if h.Size > maxEntry {
-			return damaged(fmt.Errorf("entry of %d bytes", h.Size))
-		}
 		var body []byte
-		if withBody {
-			body = make([]byte, h.Size)
-			_, err = io.ReadFull(tr, body)
+		var refused error
+		if withBody && h.Size <= saver.MaxWalkBody {
+			body, err = driver.ReadCapped(tr)
+			if err == nil && int64(len(body)) != h.Size {
+				err = io.ErrUnexpectedEOF
+			}
 		} else {
+			if h.Size > saver.MaxWalkBody {
+				refused = driver.ErrTooLarge(h.Size)
+			}
 			_, err = io.Copy(io.Discard, tr) // a short entry is io.ErrUnexpectedEOF
 		}
 		if err != nil {
 			return damaged(unexpected(err))
 		}
-		if err := fn(h, body); err != nil {
+		if err := fn(h, body, refused); err != nil {
 			return n, err
 		}
 		n++

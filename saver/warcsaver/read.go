@@ -42,7 +42,7 @@ import (
 // error wrapping saver.ErrDamaged that names each such file.
 func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, error) {
 	var w saver.Walked
-	files, err := warcFiles(path)
+	files, err := warcFiles(path, &w)
 	if err != nil {
 		return w, err
 	}
@@ -83,7 +83,15 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 				w.Skipped++
 				return nil
 			}
-			p, warn := r.page()
+			if r.block == nil && r.size > 0 {
+				w.Refuse(r.key(), driver.ErrTooLarge(r.size).Error())
+				return nil
+			}
+			p, warn, refused := r.page()
+			if reason, ok := driver.Refusal(refused); ok {
+				w.Refuse(r.key(), reason)
+				return nil
+			}
 			if warn != "" {
 				w.Warnings = append(w.Warnings, fmt.Sprintf("%s: %s", filepath.Base(name), warn))
 			}
@@ -106,8 +114,9 @@ func IsWARC(name string) bool {
 	return strings.HasSuffix(l, ".warc") || strings.HasSuffix(l, ".warc.gz")
 }
 
-// warcFiles lists the WARC files at path, a file or a directory.
-func warcFiles(path string) ([]string, error) {
+// warcFiles lists the WARC files at path, a file or a directory; in a
+// directory, one that is no regular file (a symlink, a FIFO) is refused.
+func warcFiles(path string, w *saver.Walked) ([]string, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, fmt.Errorf("warc: %w", err)
@@ -124,8 +133,12 @@ func warcFiles(path string) ([]string, error) {
 	}
 	var files []string
 	for _, e := range ents {
-		if e.Type().IsRegular() && IsWARC(e.Name()) {
+		switch {
+		case !IsWARC(e.Name()):
+		case e.Type().IsRegular():
 			files = append(files, filepath.Join(path, e.Name()))
+		default:
+			w.Refuse(e.Name(), "no regular file (a symlink, a FIFO), not read")
 		}
 	}
 	if len(files) == 0 {
@@ -138,8 +151,13 @@ func warcFiles(path string) ([]string, error) {
 // warcRecord is one record as read: its header and block.
 type warcRecord struct {
 	header textproto.MIMEHeader
-	block  []byte
+	block  []byte // nil when size is over maxBlock: skipped, not read
+	size   int64
 }
+
+// maxBlock bounds the block read of one record: a page's body
+// (saver.MaxWalkBody) and its HTTP header.
+const maxBlock = saver.MaxWalkBody + 1<<20
 
 func (r *warcRecord) typ() string { return r.header.Get("WARC-Type") }
 
@@ -171,7 +189,7 @@ func (r *warcRecord) date() time.Time {
 // file a record is passed on once its member's checksum has been checked
 // (or the next record of the same member has been read).
 func scanFile(ctx context.Context, name string, limit int, fn func(*warcRecord) error) (int, error) {
-	f, err := os.Open(name)
+	f, err := driver.OpenRegular(name)
 	if err != nil {
 		return 0, fmt.Errorf("warc: %w", err)
 	}
@@ -255,7 +273,14 @@ func readRecord(rd *bufio.Reader) (*warcRecord, error) {
 	if _, err := rd.Peek(1); err == io.EOF {
 		return nil, io.EOF
 	}
-	tp := textproto.NewReader(rd)
+	head, err := peekHeader(rd)
+	if err != nil {
+		if b, _ := rd.Peek(min(rd.Buffered(), 64)); !bytes.HasPrefix(b, []byte("WARC/")) {
+			return nil, fmt.Errorf("starts with %.20q, not a WARC version line", b)
+		}
+		return nil, err
+	}
+	tp := textproto.NewReader(bufio.NewReader(bytes.NewReader(head)))
 	version, err := tp.ReadLine()
 	if err != nil {
 		return nil, unexpected(err)
@@ -267,16 +292,27 @@ func readRecord(rd *bufio.Reader) (*warcRecord, error) {
 	if err != nil {
 		return nil, unexpected(err)
 	}
+	if _, err := rd.Discard(len(head)); err != nil {
+		return nil, unexpected(err)
+	}
 	size, err := strconv.ParseInt(h.Get("Content-Length"), 10, 64)
 	if err != nil || size < 0 {
 		return nil, fmt.Errorf("Content-Length %q", h.Get("Content-Length"))
 	}
-	if size > 1<<34 {
+	if size > 1<<40 {
 		return nil, fmt.Errorf("Content-Length %d is beyond any page", size)
 	}
-	block := make([]byte, size)
-	if _, err := io.ReadFull(rd, block); err != nil {
-		return nil, fmt.Errorf("block of %d bytes: %w", size, unexpected(err))
+	r := &warcRecord{header: h, size: size}
+	if size > maxBlock {
+		// Read past it in the reader's buffer, never whole.
+		if n, err := rd.Discard(int(size)); err != nil {
+			return nil, fmt.Errorf("block of %d bytes, %d read: %w", size, n, unexpected(err))
+		}
+	} else {
+		r.block = make([]byte, size)
+		if _, err := io.ReadFull(rd, r.block); err != nil {
+			return nil, fmt.Errorf("block of %d bytes: %w", size, unexpected(err))
+		}
 	}
 	var end [4]byte
 	if _, err := io.ReadFull(rd, end[:]); err != nil {
@@ -285,7 +321,30 @@ func readRecord(rd *bufio.Reader) (*warcRecord, error) {
 	if string(end[:]) != "\r\n\r\n" {
 		return nil, fmt.Errorf("block not followed by CRLF CRLF")
 	}
-	return &warcRecord{header: h, block: block}, nil
+	return r, nil
+}
+
+// peekHeader returns a record's WARC header, up to its blank line, without
+// consuming it: at most the reader's buffer (64 KiB), so a header line
+// without end cannot grow without bound.
+func peekHeader(rd *bufio.Reader) ([]byte, error) {
+	buf, err := rd.Peek(rd.Size())
+	end := -1
+	if i := bytes.Index(buf, []byte("\r\n\r\n")); i >= 0 {
+		end = i + 4
+	}
+	if i := bytes.Index(buf, []byte("\n\n")); i >= 0 && (end < 0 || i+2 < end) {
+		end = i + 2
+	}
+	switch {
+	case end >= 0:
+		return buf[:end], nil
+	case len(buf) == rd.Size():
+		return nil, fmt.Errorf("WARC header longer than %d bytes", rd.Size())
+	case err != nil:
+		return nil, unexpected(err)
+	}
+	return nil, io.ErrUnexpectedEOF
 }
 
 func unexpected(err error) error {
@@ -295,8 +354,10 @@ func unexpected(err error) error {
 	return err
 }
 
-// page makes a response record a page; warn says what could not be undone.
-func (r *warcRecord) page() (*saver.Page, string) {
+// page makes a response record a page; warn says what could not be undone,
+// refused why the page is not read (a body over saver.MaxWalkBody once
+// decoded).
+func (r *warcRecord) page() (_ *saver.Page, warn string, refused error) {
 	p := &saver.Page{Key: r.key(), URL: r.header.Get("WARC-Target-URI"), FetchedAt: r.date(),
 		RemoteAddr: r.header.Get("WARC-IP-Address")}
 	if l := r.header.Get(FieldLabels); l != "" {
@@ -305,17 +366,16 @@ func (r *warcRecord) page() (*saver.Page, string) {
 	p.Visit, _ = strconv.Atoi(r.header.Get(FieldVisit))
 	head, payload, ok := bytes.Cut(r.block, []byte("\r\n\r\n"))
 	if !ok {
-		return p, fmt.Sprintf("response of %s: no HTTP header in its block", p.URL)
+		return p, fmt.Sprintf("response of %s: no HTTP header in its block", p.URL), nil
 	}
 	resp, err := http.ReadResponse(bufio.NewReader(io.MultiReader(bytes.NewReader(head), strings.NewReader("\r\n\r\n"))), nil)
 	if err != nil {
-		return p, fmt.Sprintf("response of %s: %v", p.URL, err)
+		return p, fmt.Sprintf("response of %s: %v", p.URL, err), nil
 	}
 	resp.Body.Close()
 	p.Status, p.Proto, p.Header = resp.StatusCode, resp.Proto, resp.Header
 	p.Reason = strings.TrimPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" ")
 	p.ContentType = resp.Header.Get("Content-Type")
-	var warn string
 	if len(resp.TransferEncoding) > 0 && resp.TransferEncoding[0] == "chunked" {
 		if b, err := io.ReadAll(httputil.NewChunkedReader(bytes.NewReader(payload))); err == nil {
 			payload = b
@@ -327,6 +387,8 @@ func (r *warcRecord) page() (*saver.Page, string) {
 	if enc := strings.ToLower(strings.TrimSpace(resp.Header.Get("Content-Encoding"))); enc != "" && enc != "identity" {
 		if b, err := decodeBody(enc, payload); err == nil {
 			p.Body, p.WireBody = b, payload
+		} else if errors.Is(err, saver.ErrRefused) {
+			return p, "", err
 		} else {
 			warn = fmt.Sprintf("response of %s: Content-Encoding %s: %v; body kept as stored", p.URL, enc, err)
 		}
@@ -338,7 +400,7 @@ func (r *warcRecord) page() (*saver.Page, string) {
 			delete(p.Header, name)
 		}
 	}
-	return p, warn
+	return p, warn, nil
 }
 
 // decodeBody undoes a Content-Encoding.
@@ -369,5 +431,5 @@ func decodeBody(enc string, b []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("unknown encoding")
 	}
-	return io.ReadAll(rd)
+	return driver.ReadCapped(rd)
 }

@@ -182,3 +182,28 @@ func TestNotifyReceiverDownCostsNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestWebhookMetadataRefused: a webhook at a cloud metadata address, in
+// every spelling the fetcher refuses, is refused at config load by check
+// and crawl (exit 2, naming the key), its path (a secret) never shown.
+func TestWebhookMetadataRefused(t *testing.T) {
+	for _, u := range []string{
+		"http://169.254.169.254/latest/meta-data", "http://[fd00:ec2::254]/x", "http://metadata.google.internal/x",
+		"http://METADATA.google.internal./x", "http://metadata.goog/x", "http://2852039166/x", "http://0xa9fea9fe/x",
+		"http://0251.0376.0251.0376/x", "http://169.254.43518/x", "http://[::ffff:169.254.169.254]/x",
+		"http://[64:ff9b::a9fe:a9fe]/x", "http://100.100.100.200/x", "https://169.254.170.2:8443/x",
+	} {
+		dir := t.TempDir()
+		cfg := writeYAML(t, dir, "crawl: n", "scraper: {seeds: ['http://127.0.0.1:1/']}", "saver: {kind: none}",
+			fmt.Sprintf("notify: {webhooks: [{url: '%s/SECRETPATH'}]}", u))
+		for _, cmd := range []string{"check", "crawl"} {
+			r := (testbin.Cmd{Dir: dir}).Run(t, time.Minute, cmd, "-c", cfg)
+			if r.Code != 2 || !strings.Contains(r.Stderr, "notify.webhooks[0].url") || !strings.Contains(r.Stderr, "metadata") {
+				t.Errorf("%s with a webhook at %s: want exit 2 naming notify.webhooks[0].url and metadata\n%s", cmd, u, r)
+			}
+			if strings.Contains(r.Stdout+r.Stderr, "SECRETPATH") {
+				t.Errorf("%s printed the webhook's path\n%s", cmd, r)
+			}
+		}
+	}
+}

@@ -9,7 +9,10 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-var _ tracker.SharedStore = (*Tracker)(nil)
+var (
+	_ tracker.SharedStore    = (*Tracker)(nil)
+	_ tracker.SharedFieldLog = (*Tracker)(nil)
+)
 
 // sharedValues are the SharedStore's values: in this process only, and
 // not journaled (a cookie or a claim is worth less than the queue, and a
@@ -17,11 +20,16 @@ var _ tracker.SharedStore = (*Tracker)(nil)
 type sharedValues struct {
 	values map[string]sharedValue
 	fields map[string]map[string]sharedValue
+	// versions is each name's version (SharedFieldLog): it starts at the
+	// first put's time in ms × 1000 and counts the puts, so it only grows.
+	versions map[string]int64
 }
 
 type sharedValue struct {
 	data    []byte
 	expires time.Time
+	group   string // PutGroupField's
+	version int64  // the name's version when it was put
 }
 
 // sharedOp runs fn under the tracker's lock with the time now, after the
@@ -38,6 +46,7 @@ func (m *Tracker) sharedOp(name, field string, value []byte, ttl time.Duration, 
 	if m.shared.values == nil {
 		m.shared.values = map[string]sharedValue{}
 		m.shared.fields = map[string]map[string]sharedValue{}
+		m.shared.versions = map[string]int64{}
 	}
 	fn(m.opts.Clock.Now())
 	return nil
@@ -128,3 +137,73 @@ func (m *Tracker) Fields(_ context.Context, name string) (map[string][]byte, err
 }
 
 func clone(b []byte) []byte { return append([]byte(nil), b...) }
+
+// PutGroupField implements tracker.SharedFieldLog. In this process a full
+// group or name is searched for the field that expires first: the map is
+// memory, not a server every worker waits on.
+func (m *Tracker) PutGroupField(_ context.Context, name, group, field string, value []byte, ttl time.Duration, maxGroup int) error {
+	if err := tracker.ValidateGroup(group, maxGroup); err != nil {
+		return err
+	}
+	return m.sharedOp(name, field, value, ttl, func(now time.Time) {
+		fs := m.shared.fields[name]
+		if fs == nil {
+			fs = map[string]sharedValue{}
+			m.shared.fields[name] = fs
+		}
+		if _, ok := fs[field]; !ok {
+			maps.DeleteFunc(fs, func(_ string, v sharedValue) bool { return !now.Before(v.expires) })
+			inGroup := 0
+			for _, v := range fs {
+				if v.group == group {
+					inGroup++
+				}
+			}
+			if inGroup >= maxGroup {
+				delete(fs, firstToExpire(fs, group))
+			}
+			if len(fs) >= tracker.MaxSharedFields {
+				delete(fs, firstToExpire(fs, ""))
+			}
+		}
+		if m.shared.versions[name] == 0 {
+			m.shared.versions[name] = now.UnixMilli() * 1000
+		}
+		m.shared.versions[name]++
+		fs[field] = sharedValue{data: clone(value), expires: now.Add(ttl), group: group, version: m.shared.versions[name]}
+	})
+}
+
+// firstToExpire is the field of fs (of group, unless "") that expires
+// first.
+func firstToExpire(fs map[string]sharedValue, group string) string {
+	var first string
+	var at time.Time
+	for f, v := range fs {
+		if (group == "" || v.group == group) && (first == "" || v.expires.Before(at)) {
+			first, at = f, v.expires
+		}
+	}
+	return first
+}
+
+// FieldsSince implements tracker.SharedFieldLog.
+func (m *Tracker) FieldsSince(_ context.Context, name string, since int64) (map[string][]byte, int64, error) {
+	out := map[string][]byte{}
+	var version int64
+	err := m.sharedOp(name, "", nil, time.Second, func(now time.Time) {
+		version = m.shared.versions[name]
+		if version == since {
+			return
+		}
+		if version < since {
+			since = 0 // emptied since: every field
+		}
+		for f, v := range m.shared.fields[name] {
+			if v.version > since && now.Before(v.expires) {
+				out[f] = clone(v.data)
+			}
+		}
+	})
+	return out, version, err
+}

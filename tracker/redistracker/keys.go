@@ -112,6 +112,13 @@ import (
 //	                       "<expires ms>:<value>", the key expiring with its
 //	                       last field as above. Not "shared:<name>:f": a
 //	                       name may hold ':' and would meet another's key
+//	sharedx:<name> zset    tracker.SharedFieldLog: "<group>\0<field>" →
+//	                       expires (ms), the name's expiry index
+//	sharedg:<name>\0<group>  zset  a group's fields → expires: its bound
+//	sharedl:<name> zset    field → the version it was put at (FieldsSince)
+//	sharedv:<name> string  the name's version: the first put's ms × 1000,
+//	                       then one more a put; all five keys expire with
+//	                       the name's last field
 //
 // A crawl that uses no priority, label nor revisit creates none of these
 // three and writes its entries and records as before (lua/lib: meta).
@@ -189,6 +196,10 @@ const (
 	sfxHostDelay    = "delay:"
 	sfxShared       = "shared:"
 	sfxSharedFields = "sharedf:"
+	sfxSharedExpiry = "sharedx:"
+	sfxSharedGroup  = "sharedg:"
+	sfxSharedLog    = "sharedl:"
+	sfxSharedVer    = "sharedv:"
 	sfxHeartbeats   = "hb"
 	sfxDeadWorkers  = "dead"
 	sfxPartitions   = "partitions"
@@ -324,6 +335,15 @@ func (k crawlKeys) hostDelay(host string) string { return k.prefix + sfxHostDela
 func (k crawlKeys) shared(name string) string { return k.prefix + sfxShared + name }
 
 func (k crawlKeys) sharedFields(name string) string { return k.prefix + sfxSharedFields + name }
+
+func (k crawlKeys) sharedExpiry(name string) string { return k.prefix + sfxSharedExpiry + name }
+
+// sharedGroups is the prefix of a name's group keys: add the group.
+func (k crawlKeys) sharedGroups(name string) string { return k.prefix + sfxSharedGroup + name + "\x00" }
+
+func (k crawlKeys) sharedLog(name string) string { return k.prefix + sfxSharedLog + name }
+
+func (k crawlKeys) sharedVersion(name string) string { return k.prefix + sfxSharedVer + name }
 
 // legacyLeases is layout 1's leases zset (migrations.go).
 func (k crawlKeys) legacyLeases() string { return k.prefix + sfxLegacyLeases }

@@ -38,6 +38,7 @@ var (
 	opSharedPut    = define(op[sharedSetArgs, int64]{name: "shared put", fn: "sharedput", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})
 	opSharedClaim  = define(op[sharedSetArgs, int64]{name: "shared claim", fn: "sharedclaim", bare: true, keys: sharedKey[sharedSetArgs], reply: decodeInt})
 	opSharedField  = define(op[sharedFieldArgs, int64]{name: "shared field", fn: "sharedfield", bare: true, keys: sharedKey[sharedFieldArgs], reply: decodeInt})
+	opSharedGroup  = define(op[sharedGroupArgs, int64]{name: "shared group field", fn: "sharedgroupfield", bare: true, keys: sharedGroupKeys, reply: decodeInt})
 )
 
 // opDef is what the library needs of an operation.

@@ -316,6 +316,23 @@ func (a sharedFieldArgs) argv() []any {
 
 func (a sharedFieldArgs) sharedKey(k crawlKeys) string { return k.sharedFields(a.name) }
 
+// sharedGroupArgs: lua/ops/sharedgroupfield.lua.
+type sharedGroupArgs struct {
+	name, group, field string
+	maxGroup           int
+	value              sharedValue
+	groups             string // crawlKeys.sharedGroups(name)
+}
+
+func (a sharedGroupArgs) argv() []any {
+	return append(append([]any{a.field}, a.value.argv()...), tracker.MaxSharedFields, a.group, a.maxGroup, a.groups)
+}
+
+func sharedGroupKeys(k crawlKeys, a sharedGroupArgs) []string {
+	return []string{k.sharedFields(a.name), k.sharedExpiry(a.name), k.sharedGroups(a.name) + a.group,
+		k.sharedLog(a.name), k.sharedVersion(a.name)}
+}
+
 // sharedValue is a SharedStore value as the shared operations take it:
 // ARGV "<expires ms>:<value>", expires (ms of the tracker's clock) and the
 // ttl (ms, for the key's cleanup).

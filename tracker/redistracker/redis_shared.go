@@ -25,8 +25,10 @@ import (
 // GET or HGETALL, which a read-only tracker and a replica serve too.
 
 var (
-	_ tracker.SharedStore = (*Tracker)(nil)
-	_ tracker.SharedStore = (*Partitioned)(nil)
+	_ tracker.SharedStore    = (*Tracker)(nil)
+	_ tracker.SharedStore    = (*Partitioned)(nil)
+	_ tracker.SharedFieldLog = (*Tracker)(nil)
+	_ tracker.SharedFieldLog = (*Partitioned)(nil)
 )
 
 // The shared operations' replies, named in Lua too (lua/lib/codes.lua,
@@ -127,8 +129,8 @@ func (r *Tracker) Claim(ctx context.Context, name string, value []byte, ttl time
 	return false, fmt.Errorf("tracker: redis shared claim: %w", errReply(code))
 }
 
-// Delete implements tracker.SharedStore: one DEL of the name's value and
-// fields (one slot: both carry the crawl's hash tag).
+// Delete implements tracker.SharedStore: one DEL of the name's value,
+// fields and their indexes (one slot: all carry the crawl's hash tag).
 func (r *Tracker) Delete(ctx context.Context, name string) error {
 	if err := tracker.ValidateShared(name, "", nil, time.Second); err != nil {
 		return err
@@ -136,7 +138,22 @@ func (r *Tracker) Delete(ctx context.Context, name string) error {
 	if err := r.writable("shared delete"); err != nil {
 		return err
 	}
-	if err := r.c.Del(ctx, r.keys.shared(name), r.keys.sharedFields(name)).Err(); err != nil {
+	keys := []string{r.keys.shared(name), r.keys.sharedFields(name), r.keys.sharedExpiry(name), r.keys.sharedLog(name)}
+	members, err := r.c.ZRange(ctx, r.keys.sharedExpiry(name), 0, -1).Result()
+	if err != nil {
+		r.afterConnError(err)
+		return fmt.Errorf("tracker: redis shared delete %s: %w", name, explain(err))
+	}
+	groups := map[string]bool{}
+	for _, m := range members {
+		if g, _, ok := strings.Cut(m, "\x00"); ok && !groups[g] {
+			groups[g] = true
+			keys = append(keys, r.keys.sharedGroups(name)+g)
+		}
+	}
+	// The version stays: it only grows, so a reader's FieldsSince after
+	// the delete still sees every field put since.
+	if err := r.c.Del(ctx, keys...).Err(); err != nil {
 		r.afterConnError(err)
 		return fmt.Errorf("tracker: redis shared delete %s: %w", name, explain(err))
 	}
@@ -193,6 +210,86 @@ func (r *Tracker) Fields(ctx context.Context, name string) (map[string][]byte, e
 	return out, nil
 }
 
+// PutGroupField implements tracker.SharedFieldLog: one call of
+// lua/ops/sharedgroupfield.lua.
+func (r *Tracker) PutGroupField(ctx context.Context, name, group, field string, value []byte, ttl time.Duration, maxGroup int) error {
+	if err := tracker.ValidateShared(name, field, value, ttl); err != nil {
+		return err
+	}
+	if err := tracker.ValidateGroup(group, maxGroup); err != nil {
+		return err
+	}
+	now := r.opts.Clock.Now()
+	code, err := callAt(ctx, r, now, opSharedGroup, sharedGroupArgs{name: name, group: group, field: field, maxGroup: maxGroup,
+		value: newSharedValue(now, value, ttl), groups: r.keys.sharedGroups(name)})
+	if err != nil {
+		return err
+	}
+	if code != sharedSet {
+		return fmt.Errorf("tracker: redis shared group field: %w", errReply(code))
+	}
+	return nil
+}
+
+// FieldsSince implements tracker.SharedFieldLog: one GET of the version
+// when nothing changed; else the log's fields put since (ZRANGE BYSCORE)
+// and their values (HMGET), the expired left out.
+func (r *Tracker) FieldsSince(ctx context.Context, name string, since int64) (map[string][]byte, int64, error) {
+	if err := tracker.ValidateShared(name, "", nil, time.Second); err != nil {
+		return nil, 0, err
+	}
+	if r.closed.Load() {
+		return nil, 0, tracker.ErrClosed
+	}
+	fail := func(err error) (map[string][]byte, int64, error) {
+		r.afterConnError(err)
+		return nil, 0, fmt.Errorf("tracker: redis shared fields since %s: %w", name, explain(err))
+	}
+	v, err := r.c.Get(ctx, r.keys.sharedVersion(name)).Int64()
+	if errors.Is(err, redis.Nil) {
+		v, err = 0, nil
+	}
+	if err != nil {
+		return fail(err)
+	}
+	out := map[string][]byte{}
+	if v == since {
+		return out, v, nil
+	}
+	if v < since {
+		since = 0 // emptied since: every field
+	}
+	fields, err := r.c.ZRangeArgs(ctx, redis.ZRangeArgs{Key: r.keys.sharedLog(name), ByScore: true,
+		Start: "(" + strconv.FormatInt(since, 10), Stop: strconv.FormatInt(v, 10)}).Result()
+	if err != nil {
+		return fail(err)
+	}
+	now := ceilMS(r.opts.Clock.Now())
+	key := r.keys.sharedFields(name)
+	for len(fields) > 0 {
+		n := min(len(fields), 512)
+		vals, err := r.c.HMGet(ctx, key, fields[:n]...).Result()
+		if err != nil {
+			return fail(err)
+		}
+		for i, x := range vals {
+			s, ok := x.(string)
+			if !ok {
+				continue // dropped since it was logged
+			}
+			exp, val, ok := decodeShared(s)
+			if !ok {
+				return nil, 0, fmt.Errorf("tracker: redis shared fields: %s field %q holds no \"<expires ms>:\" prefix", key, fields[i])
+			}
+			if exp > now {
+				out[fields[i]] = val
+			}
+		}
+		fields = fields[n:]
+	}
+	return out, v, nil
+}
+
 // The partitioned crawl keeps every shared value in partition 0's slot
 // (keys.go): a claim must meet every other claim of its name.
 
@@ -226,4 +323,14 @@ func (pt *Partitioned) PutField(ctx context.Context, name, field string, value [
 // Fields implements tracker.SharedStore in partition 0.
 func (pt *Partitioned) Fields(ctx context.Context, name string) (map[string][]byte, error) {
 	return pt.sharedPart().Fields(ctx, name)
+}
+
+// PutGroupField implements tracker.SharedFieldLog in partition 0.
+func (pt *Partitioned) PutGroupField(ctx context.Context, name, group, field string, value []byte, ttl time.Duration, maxGroup int) error {
+	return pt.sharedPart().PutGroupField(ctx, name, group, field, value, ttl, maxGroup)
+}
+
+// FieldsSince implements tracker.SharedFieldLog in partition 0.
+func (pt *Partitioned) FieldsSince(ctx context.Context, name string, since int64) (map[string][]byte, int64, error) {
+	return pt.sharedPart().FieldsSince(ctx, name, since)
 }

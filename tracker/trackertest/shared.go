@@ -2,6 +2,7 @@ package trackertest
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"time"
@@ -153,5 +154,59 @@ func testSharedInvalid(e *env) {
 	}
 	if _, err := s.Get(ctx, "ok"); !errors.Is(err, tracker.ErrNoValue) {
 		t.Errorf("a refused Put stored something: %v", err)
+	}
+}
+
+// testSharedFieldLog: a group holds at most maxGroup fields, a new one
+// replacing the one that expires first, other groups untouched;
+// FieldsSince returns every live field from 0, nothing (and the same
+// version) when nothing was put since, the changed fields only after a
+// put, and no expired field; the version only grows, across a Delete.
+func testSharedFieldLog(e *env) {
+	s, ctx, t := e.shared(), e.ctx, e.t
+	l, ok := s.(tracker.SharedFieldLog)
+	if !ok {
+		t.Skip("engine has no tracker.SharedFieldLog")
+	}
+	for i := range 5 { // each lasts longer than the one before
+		if err := l.PutGroupField(ctx, "jar", "a.org", fmt.Sprintf("a%d", i), []byte("v"), time.Hour+time.Duration(i)*time.Minute, 3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := l.PutGroupField(ctx, "jar", "b.org", "b0", []byte("w"), time.Minute, 3); err != nil {
+		t.Fatal(err)
+	}
+	all, v, err := l.FieldsSince(ctx, "jar", 0)
+	if err != nil || len(all) != 4 || all["a2"] == nil || all["a3"] == nil || all["a4"] == nil || string(all["b0"]) != "w" {
+		t.Fatalf("FieldsSince(0): %q, %v; want a2 a3 a4 (the group's bound of 3, the first to expire replaced) and b0", all, err)
+	}
+	if got, v2, err := l.FieldsSince(ctx, "jar", v); err != nil || len(got) != 0 || v2 != v {
+		t.Fatalf("FieldsSince(%d) with nothing put: %q, %d, %v; want nothing, the same version", v, got, v2, err)
+	}
+	if err := l.PutGroupField(ctx, "jar", "a.org", "a4", []byte("new"), 2*time.Hour, 3); err != nil {
+		t.Fatal(err)
+	}
+	got, v3, err := l.FieldsSince(ctx, "jar", v)
+	if err != nil || len(got) != 1 || string(got["a4"]) != "new" || v3 <= v {
+		t.Fatalf("FieldsSince after one put: %q, %d (was %d), %v; want a4 only, a later version", got, v3, v, err)
+	}
+	e.clock.Advance(2 * time.Minute) // b0 expires
+	if all, _, err := l.FieldsSince(ctx, "jar", 0); err != nil || all["b0"] != nil || len(all) != 3 {
+		t.Fatalf("FieldsSince(0) after b0 expired: %q, %v", all, err)
+	}
+	if err := s.Delete(ctx, "jar"); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.PutGroupField(ctx, "jar", "a.org", "c", []byte("x"), time.Hour, 3); err != nil {
+		t.Fatal(err)
+	}
+	if got, v4, err := l.FieldsSince(ctx, "jar", v3); err != nil || len(got) != 1 || got["c"] == nil || v4 <= v3 {
+		t.Fatalf("FieldsSince after a Delete and a put: %q, %d (was %d), %v; want c only, a later version", got, v4, v3, err)
+	}
+	if err := l.PutGroupField(ctx, "jar", "", "f", nil, time.Hour, 3); !errors.Is(err, tracker.ErrSharedArg) {
+		t.Errorf("PutGroupField with no group: %v, want ErrSharedArg", err)
+	}
+	if err := l.PutGroupField(ctx, "jar", "g", "f", nil, time.Hour, 0); !errors.Is(err, tracker.ErrSharedArg) {
+		t.Errorf("PutGroupField with maxGroup 0: %v, want ErrSharedArg", err)
 	}
 }

@@ -132,6 +132,7 @@ func Run(t *testing.T, newTracker Factory) {
 		{"SharedStore", testSharedStore},
 		{"SharedClaimRace", testSharedClaimRace},
 		{"SharedInvalid", testSharedInvalid},
+		{"SharedFieldLog", testSharedFieldLog},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

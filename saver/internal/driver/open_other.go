@@ -1,0 +1,5 @@
+//go:build !unix
+
+package driver
+
+const openNonblock = 0
