@@ -45,20 +45,64 @@ func (e *InvalidError) Unwrap() error { return ErrInvalid }
 // record, ErrBody when the body cannot be read as the rules ask, ErrBudget
 // when the page's budget ran out, and ctx's error when ctx ends.
 func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, error) {
+	t := e.run(ctx, p)
+	return t.Sets, t.Err
+}
+
+// Trial is what Try found on one page: what Extract returns, and every
+// record each matching rule made with the reasons of its missing fields.
+type Trial struct {
+	// Sets and Err are what Extract returns for the page.
+	Sets []record.Set
+	Err  error
+	// Rules are the rules that matched the page, in rule order; empty
+	// when Err came before any record was made (ErrBody, ErrBudget).
+	Rules []RuleTrial
+}
+
+// RuleTrial is what one rule made of a page.
+type RuleTrial struct {
+	Rule      string
+	OnInvalid string
+	// Records are every record the rule made, the invalid ones included
+	// whatever on_invalid does with them.
+	Records []record.Record
+	// Notes are, per record, its fields that found no value or a value
+	// not of their type.
+	Notes [][]FieldNote
+}
+
+// FieldNote says why a field of a record has no value.
+type FieldNote struct {
+	Field    string
+	Required bool
+	Default  bool   // the field took its default
+	Why      string // "css matched nothing", "\"n/a\" is not a float", ...
+}
+
+// Try is Extract that also keeps every record each rule made and the
+// reasons its fields have no value: the same extraction, for a person
+// trying rules on one page (distscrape try).
+func (e *Extractor) Try(ctx context.Context, p *saver.Page) Trial {
+	return e.run(ctx, p)
+}
+
+// run is Extract, and Try with the records on_invalid drops.
+func (e *Extractor) run(ctx context.Context, p *saver.Page) Trial {
 	pg := newPage(ctx, &e.opt, p)
 	m, err := e.matching(pg)
 	if err != nil {
-		return nil, err
+		return Trial{Err: err}
 	}
 	matched, needText := m.rules, m.needText
 	for _, i := range matched {
 		e.counts[i].pages.Add(1)
 	}
 	if len(matched) == 0 {
-		return nil, nil
+		return Trial{}
 	}
 	if err := pg.load(m.needHTML, m.needJSON); err != nil {
-		return nil, err
+		return Trial{Err: err}
 	}
 
 	// Every selector first, over the tree as parsed; then the main text,
@@ -67,25 +111,28 @@ func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, e
 	for k, i := range matched {
 		var err error
 		if rows[k], err = pg.ruleRows(e.rules[i]); err != nil {
-			return nil, err
+			return Trial{Err: err}
 		}
 	}
 	var main found
 	if needText {
 		if err := pg.check("text: main"); err != nil {
-			return nil, err
+			return Trial{Err: err}
 		}
 		main = pg.mainText()
 	}
 
 	sets := make([]record.Set, len(matched))
 	invalid := make([]int, len(matched))
+	trials := make([]RuleTrial, len(matched))
 	var fail *InvalidError
 	for k, i := range matched {
 		r := e.rules[i]
 		set := record.Set{Key: p.Key, Rule: r.name, Records: make([]record.Record, 0, len(rows[k]))}
+		tr := RuleTrial{Rule: r.name, OnInvalid: r.onInvalid}
 		for idx, row := range rows[k] {
-			rec := e.record(pg, r, idx, row, main)
+			rec, notes := e.record(pg, i, idx, row, main)
+			tr.Records, tr.Notes = append(tr.Records, rec), append(tr.Notes, notes)
 			if rec.Status == record.Valid {
 				set.Records = append(set.Records, rec)
 				continue
@@ -102,7 +149,7 @@ func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, e
 				}
 			}
 		}
-		sets[k] = set
+		sets[k], trials[k] = set, tr
 	}
 	for k, i := range matched {
 		e.counts[i].invalid.Add(int64(invalid[k]))
@@ -111,9 +158,9 @@ func (e *Extractor) Extract(ctx context.Context, p *saver.Page) ([]record.Set, e
 		}
 	}
 	if fail != nil {
-		return nil, fail
+		return Trial{Err: fail, Rules: trials}
 	}
-	return sets, nil
+	return Trial{Sets: sets, Rules: trials}
 }
 
 // ruleRows runs r's selectors over the page: per record (one per element
@@ -181,9 +228,12 @@ func (pg *page) mainText() (f found) {
 	return found{vals: []string{b.String()}}
 }
 
-// record builds record idx of rule r from what its fields found: typed
-// values, defaults, and the problems that make it invalid.
-func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) record.Record {
+// record builds record idx of rule ri from what its fields found: typed
+// values, defaults, and the problems that make it invalid; the notes say
+// why each field without a value has none. It counts each field found or
+// empty.
+func (e *Extractor) record(pg *page, ri, idx int, row []found, main found) (record.Record, []FieldNote) {
+	r, fc := e.rules[ri], e.counts[ri].fields
 	p := pg.src
 	rec := record.Record{
 		Crawl: e.opt.Crawl, Key: p.Key, URL: p.URL, Rule: r.name, Index: idx,
@@ -191,6 +241,7 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 		Visit: p.Visit, Fields: make(map[string]any, len(r.fields)),
 	}
 	var problems []string
+	var notes []FieldNote
 	for j, f := range r.fields {
 		fd := row[j]
 		if f.kind == kindText {
@@ -206,6 +257,8 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 			vals = nonEmpty(vals)
 		}
 		if len(vals) == 0 {
+			fc[j].empty.Add(1)
+			note := FieldNote{Field: f.name, Required: f.required, Default: f.def != nil, Why: notFound(f, fd)}
 			switch {
 			case f.def != nil:
 				rec.Fields[f.name] = f.def
@@ -216,8 +269,10 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 				}
 				problems = append(problems, msg)
 			}
+			notes = append(notes, note)
 			continue
 		}
+		fc[j].found.Add(1)
 		if !f.all {
 			vals = vals[:1]
 		}
@@ -230,6 +285,7 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 			v, err := Convert(f.typ, s, pg.base)
 			if err != nil {
 				problems = append(problems, "field "+f.name+": "+err.Error())
+				notes = append(notes, FieldNote{Field: f.name, Required: f.required, Why: err.Error()})
 				list = nil
 				break
 			}
@@ -247,7 +303,21 @@ func (e *Extractor) record(pg *page, r *rule, idx int, row []found, main found) 
 		rec.Status = record.Invalid
 		rec.Problem = strings.Join(problems, "; ")
 	}
-	return rec
+	return rec, notes
+}
+
+// notFound says why f found no value: the selector's own reason, or
+// whether it matched nothing or only empty text.
+func notFound(f *field, fd found) string {
+	switch {
+	case fd.why != "":
+		return fd.why
+	case len(fd.vals) == 0:
+		return keys[f.kind] + " matched nothing"
+	case len(fd.vals) == 1:
+		return keys[f.kind] + " matched only empty text"
+	}
+	return fmt.Sprintf("%s matched %d values, all empty", keys[f.kind], len(fd.vals))
 }
 
 // nonEmpty are the values that are not blank.

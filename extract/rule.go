@@ -123,13 +123,27 @@ type Extractor struct {
 	counts []counter
 }
 
-type counter struct{ pages, records, invalid atomic.Int64 }
+type counter struct {
+	pages, records, invalid atomic.Int64
+	fields                  []fieldCounter // by field, in rule order
+}
+
+type fieldCounter struct{ found, empty atomic.Int64 }
 
 // Count is what a rule did since Compile.
 type Count struct {
 	Pages   int64 // pages whose URL it matched
 	Records int64 // records returned (valid, and invalid ones kept)
 	Invalid int64 // invalid records, whatever on_invalid did with them
+}
+
+// FieldCount is how often a field found a value: of the records made
+// (every one, whether stored, dropped or failing its page), those where
+// it found one and those where it found none (a default taken counts as
+// none).
+type FieldCount struct {
+	Found int64 `json:"found"`
+	Empty int64 `json:"empty"`
 }
 
 // kind is where a field's value comes from.
@@ -263,6 +277,9 @@ func Compile(rules []Rule, opt Options) (*Extractor, error) {
 		return nil, errors.Join(errs...)
 	}
 	e.counts = make([]counter, len(e.rules))
+	for i, r := range e.rules {
+		e.counts[i].fields = make([]fieldCounter, len(r.fields))
+	}
 	return e, nil
 }
 
@@ -282,6 +299,21 @@ func (e *Extractor) Counts() map[string]Count {
 	for i, r := range e.rules {
 		c := &e.counts[i]
 		out[r.name] = Count{Pages: c.pages.Load(), Records: c.records.Load(), Invalid: c.invalid.Load()}
+	}
+	return out
+}
+
+// FieldCounts returns, by rule name then field name, how often each field
+// found a value since Compile.
+func (e *Extractor) FieldCounts() map[string]map[string]FieldCount {
+	out := make(map[string]map[string]FieldCount, len(e.rules))
+	for i, r := range e.rules {
+		fc := make(map[string]FieldCount, len(r.fields))
+		for j, f := range r.fields {
+			c := &e.counts[i].fields[j]
+			fc[f.name] = FieldCount{Found: c.found.Load(), Empty: c.empty.Load()}
+		}
+		out[r.name] = fc
 	}
 	return out
 }

@@ -157,7 +157,21 @@ type Summary struct {
 	Elapsed     time.Duration `json:"elapsed_ns"`
 	// Records counts records by rule (Config.Extractor); nil without one.
 	Records map[string]RuleCount `json:"records,omitempty"`
+	// InvalidSeeds are the seeds (items of depth 0) this worker made dead
+	// letters because their records failed validation (a required field
+	// not found): the crawl's rules do not fit its own seeds. At most
+	// MaxInvalidSeeds, in the order failed.
+	InvalidSeeds []SeedFailure `json:"invalid_seeds,omitempty"`
 }
+
+// SeedFailure is a seed that failed, and why.
+type SeedFailure struct {
+	Key    string `json:"key"`
+	Reason string `json:"reason"`
+}
+
+// MaxInvalidSeeds bounds Summary.InvalidSeeds.
+const MaxInvalidSeeds = 16
 
 // Manager is one worker's crawl loop.
 type Manager struct {
@@ -214,7 +228,7 @@ type job struct {
 func (m *Manager) Progress() Summary {
 	return Summary{Fetched: m.fetched.Load(), Saved: m.saved.Load(), Failed: m.failed.Load(),
 		Released: m.released.Load(), Deferred: m.deferred.Load(), LeaseLost: m.lost.Load(), Unchanged: m.unchanged.Load(), Discovered: m.discovered.Load(), Bytes: m.bytes.Load(),
-		Records: m.rec.counts(), DeadWorkers: m.beats.deadNow()}
+		Records: m.rec.counts(), InvalidSeeds: m.rec.invalidSeeds(), DeadWorkers: m.beats.deadNow()}
 }
 
 // Run works the crawl until it is done (with ExitWhenDone) or ctx is

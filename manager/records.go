@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -66,6 +67,7 @@ type RecordObserver interface {
 type recordState struct {
 	mu     sync.Mutex
 	byRule map[string]RuleCount
+	seeds  []SeedFailure // Summary.InvalidSeeds
 
 	// flushFailures counts the sink's failed Flush calls. A failed Flush
 	// may have dropped what was buffered, Puts of items outside its group
@@ -92,6 +94,20 @@ func (r *recordState) add(rule string, written, invalid int64) {
 	r.byRule[rule] = c
 }
 
+func (r *recordState) addSeed(f SeedFailure) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.seeds) < MaxInvalidSeeds {
+		r.seeds = append(r.seeds, f)
+	}
+}
+
+func (r *recordState) invalidSeeds() []SeedFailure {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.seeds)
+}
+
 func (r *recordState) counts() map[string]RuleCount {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -106,10 +122,14 @@ func (m *Manager) extract(ctx context.Context, lease tracker.Lease, p *saver.Pag
 	sets, err := m.cfg.Extractor.Extract(ctx, p)
 	if err != nil {
 		var ie InvalidError
+		err = fmt.Errorf("extract: %w", err)
 		if errors.As(err, &ie) && m.countsInvalid(lease, err) {
 			m.countInvalid(ie.InvalidRule(), 1)
+			if lease.Depth == 0 {
+				m.rec.addSeed(SeedFailure{Key: lease.Key, Reason: m.failure(lease, err).Reason})
+			}
 		}
-		return nil, fmt.Errorf("extract: %w", err)
+		return nil, err
 	}
 	for _, s := range sets {
 		n := 0

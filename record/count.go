@@ -6,6 +6,10 @@ import "context"
 type RuleCounts struct {
 	Records int64 // every current record, valid or kept invalid
 	Invalid int64 // those with status invalid (on_invalid: keep)
+	// Fields counts, by field, the records where it has a value (not
+	// NULL: a default taken counts). A field with no value in any record
+	// is left out: Records less its count are the records without one.
+	Fields map[string]int64
 }
 
 // Counter is a Reader that can count its current records by rule without
@@ -30,8 +34,34 @@ func CountSets(sets []Set) map[string]RuleCounts {
 			if r.Status == Invalid {
 				c.Invalid++
 			}
+			for name, v := range r.Fields {
+				if v == nil {
+					continue
+				}
+				if c.Fields == nil {
+					c.Fields = map[string]int64{}
+				}
+				c.Fields[name]++
+			}
 		}
 		out[s.Rule] = c
+	}
+	return out
+}
+
+// FieldCounts is RuleCounts.Fields of a counting reader: found[i] records
+// with a value of fields[i], the fields without one left out; nil when
+// none has one.
+func FieldCounts(fields []Field, found []int64) map[string]int64 {
+	var out map[string]int64
+	for i, f := range fields {
+		if found[i] == 0 {
+			continue
+		}
+		if out == nil {
+			out = map[string]int64{}
+		}
+		out[f.Name] = found[i]
 	}
 	return out
 }

@@ -346,6 +346,7 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	var items []tracker.Item
 	var nf notFollowed
 	var scopeErr error
+	skip := notFollowedHook(ctx)
 	visitKind := func(ref string, kind linkattr.Kind, doc, followed bool) bool {
 		if len(items) >= l.maxLinks {
 			nf.dropped++
@@ -358,6 +359,9 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 		if err == nil && ((u == nil && !baseIn) || (u != nil && !l.hosts.match(u))) {
 			if kind == linkattr.Requisite && u != nil && (u.Scheme == "http" || u.Scheme == "https") {
 				l.live.add(s)
+			}
+			if skip != nil && (u == nil || u.Scheme == "http" || u.Scheme == "https") {
+				skip(s, "host out of scope")
 			}
 			return true
 		}
@@ -379,19 +383,26 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return true
 		}
 		var in bool
+		why := ""
 		switch {
 		case kind == linkattr.Requisite && (doc && !selfIn || !l.requisites):
 			return true
 		case kind == linkattr.Requisite:
 			in, err = l.requisiteIn(b, s, u)
 		case !links:
+			if skip != nil {
+				skip(s, "past scraper.scope.max_depth")
+			}
 			return true
 		default:
+			why = "out of scope (prefixes, exclude_regex)"
 			in, err = l.inScopeString(b, s)
 			if in && err == nil && l.filter != nil {
+				why = "not matched by link_regex"
 				in, err = l.filter.match(b, []byte(s))
 			}
 			if in && err == nil && followed && l.followOnly != nil {
+				why = "not matched by link_regex"
 				in, err = l.followOnly.match(b, []byte(s))
 			}
 		}
@@ -401,6 +412,9 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			return false
 		}
 		if !in {
+			if skip != nil && why != "" {
+				skip(s, why)
+			}
 			return true
 		}
 		seen[s] |= seenTaken

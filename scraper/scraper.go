@@ -56,6 +56,22 @@ var (
 	_ ScopedScraper = (*ID)(nil)
 )
 
+type notFollowedKey struct{}
+
+// WithNotFollowed returns ctx carrying fn, which the link scraper's Scrape
+// calls with ctx for each link of the page it leaves out because of the
+// crawl's scope (its host, the prefixes and exclude_regex, link_regex,
+// max_depth), with the reason: what distscrape try lists. A link seen
+// twice may be reported twice.
+func WithNotFollowed(ctx context.Context, fn func(url, why string)) context.Context {
+	return context.WithValue(ctx, notFollowedKey{}, fn)
+}
+
+func notFollowedHook(ctx context.Context) func(url, why string) {
+	fn, _ := ctx.Value(notFollowedKey{}).(func(url, why string))
+	return fn
+}
+
 // notFollowed counts what a page offered that is not followed, so that
 // nothing is dropped silently (warn logs it).
 type notFollowed struct {

@@ -292,6 +292,14 @@ func runWorker(c *cli.Context, single bool) error {
 	case limit != nil:
 		state = limitLine(limit.What())
 	}
+	var seedsErr error
+	if n := len(sum.InvalidSeeds); n > 0 && runErr == nil && ctx.Err() == nil {
+		// The rules do not fit the crawl's own seeds: what was meant to
+		// be extracted was not, whatever the tracker says.
+		state += fmt.Sprintf(", but %d seed %s failed %s extract rules", n, plural(int64(n), "page", "pages"), plural(int64(n), "its", "their"))
+		f := sum.InvalidSeeds[0]
+		seedsErr = fmt.Errorf("%w: %s: %s (see why with: distscrape try -c %s %s)", errSeedsInvalid, f.Key, f.Reason, c.String("config"), f.Key)
+	}
 	dead := ""
 	if stErr == nil && st.Failed > 0 {
 		dead = deadLettersLine(closeCtx, tr, cfg, worker, c.String("config"), st.Failed)
@@ -300,7 +308,15 @@ func runWorker(c *cli.Context, single bool) error {
 	if lc, ok := sc.(scraper.LiveRequisiteCounter); ok {
 		live = lc.LiveRequisites()
 	}
-	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead, live)
+	var never []string
+	if sum.Fetched > 0 {
+		never = ex.neverFound(cfg.Extract)
+		for _, n := range never {
+			log.Warn("extract: " + n)
+		}
+	}
+	printSummary(os.Stdout, cfg, worker, sum, st, stErr, state, dead, live, never)
+	runErr = errors.Join(runErr, seedsErr)
 	reps.finish(ctx, runErr, limit, st, stErr)
 	var stop signalStop
 	if runErr == nil && errors.As(context.Cause(ctx), &stop) {
@@ -313,6 +329,10 @@ func runWorker(c *cli.Context, single bool) error {
 	}
 	return runErr
 }
+
+// errSeedsInvalid: seed pages of the crawl failed their extract rules
+// (a required field not found), so that a done crawl is not a success.
+var errSeedsInvalid = errors.New("seed pages failed their extract rules")
 
 // joinCrawl connects to the tracker and seeds a new crawl, saying how many
 // seeds it added (0: the crawl was not new). A tracker that
@@ -452,7 +472,7 @@ func requireItems(ctx context.Context, tr tracker.Engine) error {
 	return nil
 }
 
-func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state, dead string, live int) {
+func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summary, st tracker.Stats, stErr error, state, dead string, live int, never []string) {
 	rate := 0.0
 	if s.Elapsed > 0 {
 		rate = float64(s.Saved) / s.Elapsed.Seconds()
@@ -474,6 +494,12 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 	}
 	if dead != "" {
 		fmt.Fprintf(w, "  dead letters  %s\n", dead)
+	}
+	if len(never) > 0 {
+		fmt.Fprintf(w, "  never found   %s (this worker's pages)\n", strings.Join(never, "; "))
+	}
+	for _, f := range s.InvalidSeeds {
+		fmt.Fprintf(w, "  seed failed   %s: %s\n", f.Key, f.Reason)
 	}
 	if live > 0 {
 		fmt.Fprintf(w, "  requisites    %d left on the live site (on hosts out of scope: add them to scraper.scope.hosts to mirror them)\n", live)

@@ -139,7 +139,7 @@ A fleet:      distscrape seed -c fleet.yaml; then on every machine: distscrape w
 		// Usage errors from flag parsing exit 2 as well.
 		OnUsageError: commandUsageError,
 		Commands: []*cli.Command{
-			crawlCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), pauseCommand(), resumeCommand(), statusCommand(),
+			crawlCommand(), tryCommand(), seedCommand(stdin), workerCommand(), requeueCommand(), pauseCommand(), resumeCommand(), statusCommand(),
 			failedCommand(), lookupCommand(), waczCommand(), recrawlCommand(), extractCommand(), dashboardCommand(), resetCommand(), checkCommand(), versionCommand(), completionCommand(),
 		},
 		ExitErrHandler:  func(*cli.Context, error) {}, // main decides the exit code

@@ -127,6 +127,39 @@ func (pe *crawlExtractor) withSkipped(byRule map[string]manager.RuleCount) map[s
 	return out
 }
 
+// neverFound names, in rule order, the rules that matched no page or made
+// no record, and the fields that found no value in any record this
+// worker's extractor made: a selector that matches nothing shows here,
+// not only as NULLs. Empty without rules, or before any page.
+func (pe *crawlExtractor) neverFound(rules []config.ExtractRule) []string {
+	if pe == nil {
+		return nil
+	}
+	counts, fields := pe.ex.Counts(), pe.ex.FieldCounts()
+	var out []string
+	for _, r := range rules {
+		c, fc := counts[r.Name], fields[r.Name]
+		made := int64(0)
+		for _, f := range r.Fields {
+			made = max(made, fc[f.Name].Found+fc[f.Name].Empty)
+		}
+		switch {
+		case c.Pages == 0:
+			out = append(out, fmt.Sprintf("rule %s matched no page", r.Name))
+			continue
+		case made == 0:
+			out = append(out, fmt.Sprintf("rule %s made no record in %d %s", r.Name, c.Pages, plural(c.Pages, "page", "pages")))
+			continue
+		}
+		for _, f := range r.Fields {
+			if n := fc[f.Name]; n.Found == 0 {
+				out = append(out, fmt.Sprintf("%s.%s found nothing in %d %s", r.Name, f.Name, n.Empty, plural(n.Empty, "record", "records")))
+			}
+		}
+	}
+	return out
+}
+
 // extractError is an extraction error with its outcome for the manager:
 // a body that cannot be read as the rules ask, or a page that spends its
 // budget, is final (the same body comes back); an invalid record is

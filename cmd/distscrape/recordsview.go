@@ -36,7 +36,16 @@ var errNoRecords = errors.New("no records written yet")
 type recordsView struct {
 	where  string
 	counts map[string]manager.RuleCount
+	fields map[string][]fieldFound // by rule with records, its fields in config order
 	err    string
+}
+
+// fieldFound is how many of a rule's stored records have a value of a
+// field, and how many have none (NULL).
+type fieldFound struct {
+	Field string `json:"field"`
+	Found int64  `json:"found"`
+	Empty int64  `json:"empty"`
 }
 
 // recordsStatus reads the counts of the crawl's records sink.
@@ -46,12 +55,28 @@ func recordsStatus(ctx context.Context, cfg *config.Config) recordsView {
 	}
 	v := recordsView{where: recordsLocation(cfg.Records)}
 	rd, err := readableRecords(ctx, cfg)
+	var counts map[string]record.RuleCounts
 	if err == nil {
 		defer rd.Close()
-		v.counts, err = storedCounts(ctx, rd)
+		counts, err = countRecords(ctx, rd)
 	}
 	if err != nil {
 		v.err = redactor.Error(err).Error()
+		return v
+	}
+	v.counts, v.fields = map[string]manager.RuleCount{}, map[string][]fieldFound{}
+	for rule, c := range counts {
+		v.counts[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid}
+	}
+	for _, r := range cfg.Extract {
+		c, ok := counts[r.Name]
+		if !ok || c.Records == 0 {
+			continue
+		}
+		for _, f := range r.Fields {
+			n := c.Fields[f.Name]
+			v.fields[r.Name] = append(v.fields[r.Name], fieldFound{Field: f.Name, Found: n, Empty: c.Records - n})
+		}
 	}
 	return v
 }
@@ -130,6 +155,20 @@ func printRecordsStatus(w io.Writer, v recordsView) {
 		fmt.Fprintf(w, "records in %s: %s\n", v.where, v.err)
 	default:
 		fmt.Fprintf(w, "records in %s: %s\n", v.where, storedLine(v.counts))
+		var never []string
+		for _, rule := range slices.Sorted(maps.Keys(v.fields)) {
+			var parts []string
+			for _, f := range v.fields[rule] {
+				parts = append(parts, fmt.Sprintf("%s %d", f.Field, f.Found))
+				if f.Found == 0 {
+					never = append(never, rule+"."+f.Field)
+				}
+			}
+			fmt.Fprintf(w, "  %s fields found (of %d): %s\n", rule, v.counts[rule].Written, strings.Join(parts, ", "))
+		}
+		if len(never) > 0 {
+			fmt.Fprintf(w, "  never found: %s (empty in every stored record)\n", strings.Join(never, ", "))
+		}
 	}
 }
 

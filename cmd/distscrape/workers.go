@@ -19,6 +19,9 @@ type statusRecord struct {
 	// Records is what the records: sink holds, by rule, when it can be
 	// read from here.
 	Records map[string]manager.RuleCount `json:"records,omitempty"`
+	// RecordFields is, by rule, how many stored records have a value of
+	// each field (found) and how many none (empty).
+	RecordFields map[string][]fieldFound `json:"record_fields,omitempty"`
 	// RecordsError says why the sink could not be read.
 	RecordsError string `json:"records_error,omitempty"`
 }
@@ -32,7 +35,7 @@ func printStatusJSON(ctx context.Context, w io.Writer, tr tracker.Inspector, st 
 	if ws == nil {
 		ws = []tracker.WorkerStats{}
 	}
-	return json.NewEncoder(w).Encode(statusRecord{Stats: st, WorkerStats: ws, Records: recs.counts, RecordsError: recs.err})
+	return json.NewEncoder(w).Encode(statusRecord{Stats: st, WorkerStats: ws, Records: recs.counts, RecordFields: recs.fields, RecordsError: recs.err})
 }
 
 // printWorkers writes a row per worker: alive; dead (it missed its

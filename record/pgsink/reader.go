@@ -65,12 +65,20 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 	if err != nil {
 		return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: %w", err)))
 	}
-	for rule := range stored {
+	for rule, fields := range stored {
 		var c record.RuleCounts
-		q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE status = $2) FROM %s WHERE crawl = $1`, recordcodec.Quote(rule))
-		if err := r.pool.QueryRow(ctx, q, r.crawl, string(record.Invalid)).Scan(&c.Records, &c.Invalid); err != nil {
+		cols := ""
+		found := make([]int64, len(fields))
+		dest := []any{&c.Records, &c.Invalid}
+		for i, f := range fields {
+			cols += ", count(" + recordcodec.Quote(f.Name) + ")"
+			dest = append(dest, &found[i])
+		}
+		q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE status = $2)%s FROM %s WHERE crawl = $1`, cols, recordcodec.Quote(rule))
+		if err := r.pool.QueryRow(ctx, q, r.crawl, string(record.Invalid)).Scan(dest...); err != nil {
 			return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: rule %s: %w", rule, err)))
 		}
+		c.Fields = record.FieldCounts(fields, found)
 		if c.Records > 0 {
 			out[rule] = c
 		}

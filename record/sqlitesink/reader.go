@@ -70,12 +70,20 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 		return nil, fmt.Errorf("sqlitesink: %w", err)
 	}
 	out := map[string]record.RuleCounts{}
-	for rule := range stored {
+	for rule, fields := range stored {
 		var c record.RuleCounts
-		q := fmt.Sprintf(`SELECT count(*), coalesce(sum(status = '%s'), 0) FROM %s WHERE crawl = ?`, record.Invalid, recordcodec.Quote(rule))
-		if err := r.db.QueryRowContext(ctx, q, r.crawl).Scan(&c.Records, &c.Invalid); err != nil {
+		cols := ""
+		found := make([]int64, len(fields))
+		dest := []any{&c.Records, &c.Invalid}
+		for i, f := range fields {
+			cols += ", count(" + recordcodec.Quote(f.Name) + ")"
+			dest = append(dest, &found[i])
+		}
+		q := fmt.Sprintf(`SELECT count(*), coalesce(sum(status = '%s'), 0)%s FROM %s WHERE crawl = ?`, record.Invalid, cols, recordcodec.Quote(rule))
+		if err := r.db.QueryRowContext(ctx, q, r.crawl).Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlitesink: rule %s: %w", rule, err)
 		}
+		c.Fields = record.FieldCounts(fields, found)
 		if c.Records > 0 {
 			out[rule] = c
 		}
