@@ -47,6 +47,23 @@ func TestScrapeBadSelectors(t *testing.T) {
 		{"field name reserved status", rule("", "status: {css: b}"), "extract[0].fields.status", "is a column every record has", 9},
 		{"rule name of the sink's own tables", head + "extract:\n  - name: distscrape_fields\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for the SQL sinks' own tables", 6},
 		{"rule name of a versions table", head + "extract:\n  - name: a__versions\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "versions tables", 6},
+		{"rule name pg_class", head + "extract:\n  - name: pg_class\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for PostgreSQL", 6},
+		{"rule name pg_type", head + "extract:\n  - name: pg_type\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for PostgreSQL", 6},
+		{"rule name pg", head + "extract:\n  - name: pg\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "pg__versions would start with pg_", 6},
+		{"rule name sqlite_", head + "extract:\n  - name: sqlite_stat1\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for SQLite", 6},
+		{"table prefix pg_", head + "extract:\n  - name: r\n    match: x\n    fields: {a: {css: b}}\nrecords: {kind: sqlite, path: r.db, table_prefix: pg_}\n", "extract[0].name", "records.table_prefix \"pg_\"", 6},
+		{"table prefix sqlite_", head + "extract:\n  - name: r\n    match: x\n    fields: {a: {css: b}}\nrecords: {kind: sqlite, path: r.db, table_prefix: sqlite_}\n", "extract[0].name", "kept for SQLite", 6},
+		{"rule name sqlite", head + "extract:\n  - name: sqlite\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for SQLite", 6},
+		{"field name xmin", rule("", "xmin: {css: b}"), "extract[0].fields.xmin", "system column of PostgreSQL", 9},
+		{"field name xmax", rule("", "xmax: {css: b}"), "extract[0].fields.xmax", "system column of PostgreSQL", 9},
+		{"field name cmin", rule("", "cmin: {css: b}"), "extract[0].fields.cmin", "system column of PostgreSQL", 9},
+		{"field name cmax", rule("", "cmax: {css: b}"), "extract[0].fields.cmax", "system column of PostgreSQL", 9},
+		{"field name ctid", rule("", "ctid: {css: b}"), "extract[0].fields.ctid", "system column of PostgreSQL", 9},
+		{"field name tableoid", rule("", "tableoid: {css: b}"), "extract[0].fields.tableoid", "system column of PostgreSQL", 9},
+		{"field name oid", rule("", "oid: {css: b}"), "extract[0].fields.oid", "system column of PostgreSQL and SQLite", 9},
+		{"field name rowid", rule("", "rowid: {css: b}"), "extract[0].fields.rowid", "system column of SQLite", 9},
+		{"field name _rowid_", rule("", "_rowid_: {css: b}"), "extract[0].fields._rowid_", "system column of SQLite", 9},
+		{"field name version", rule("", "version: {css: b}"), "extract[0].fields.version", "system column of the SQL sinks' versions tables", 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
