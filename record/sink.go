@@ -17,6 +17,14 @@ import (
 // failing them.
 var ErrUnavailable = errors.New("record: store unavailable")
 
+// Discarder is a Sink that can drop the Sets put and not yet durable of
+// some keys: those of pages the caller gives back uncompleted after a
+// Flush failed with ErrUnavailable, so that a later Flush does not store
+// records of a page that never completed.
+type Discarder interface {
+	Discard(keys []string)
+}
+
 // Reader reads back what a sink stored, apart from the sink (a fresh
 // connection, a fresh read of the files): what tests check and what
 // commands such as `lookup` show. A Reader reads one crawl.

@@ -186,10 +186,11 @@ func TestScrapeBadPages(t *testing.T) {
 	}
 }
 
-// TestScrapePostgresDown: PostgreSQL stops mid-crawl; the pages whose
-// records cannot be written wait and are retried, none is completed
-// without its records, and once it is back the crawl ends with every
-// record.
+// TestScrapePostgresDown: PostgreSQL stops mid-crawl for longer than a
+// lease: the pages whose records cannot be written wait (their leases
+// extended), then go back to the queue without an attempt, four times; with max_attempts 2 no page but the captchas is a dead letter,
+// none is completed without its records, and once the database is back
+// the crawl ends with every record, one row per product.
 func TestScrapePostgresDown(t *testing.T) {
 	pg := pgtest.Start(t, pgtest.Options{})
 	url := pg.CreateDB(t, "shop")
@@ -197,7 +198,7 @@ func TestScrapePostgresDown(t *testing.T) {
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := writeYAML(t, dir, "crawl: shop",
-		fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: 10s, batch: 8, max_attempts: 12, backoff: {base: 100ms, max: 400ms}}", rs.URL(0)),
+		fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: 4s, batch: 8, max_attempts: 2, backoff: {base: 100ms, max: 400ms}}", rs.URL(0)),
 		shopScraper(site), "fetch: {concurrency: 2, per_host_concurrency: 4, timeout: 10s}", "saver: {kind: none}",
 		shopRules, fmt.Sprintf("records: {kind: postgres, url: '%s'}", url))
 	cmd := testbin.Cmd{Dir: dir}
@@ -207,13 +208,17 @@ func TestScrapePostgresDown(t *testing.T) {
 	w := cmd.Start(t, "worker", "-c", cfg, "--id", "w")
 	testbin.WaitFor(t, time.Minute, "10 pages done", func() bool { return status(t, cmd, cfg).Done >= 10 })
 	pg.Stop(t)
-	testbin.WaitFor(t, time.Minute, "two failed flushes", func() bool { return strings.Count(w.Stderr(), "records flush failed") >= 2 })
+	// Down until four groups of pages gave up on it (each waits a
+	// lease, 4s, now; each failed at once before): 16s or more.
+	testbin.WaitFor(t, time.Minute, "four groups of pages given up", func() bool {
+		e := w.Stderr()
+		return strings.Count(e, "handed back without an attempt")+strings.Count(e, "records flush failed") >= 4
+	})
 	if w.Exited() {
 		t.Fatalf("the worker stopped with its database: %s", w.Stderr())
 	}
-	during := status(t, cmd, cfg)
-	if during.Delayed+during.Pending == 0 {
-		t.Errorf("no page waits while the database is down: %+v", during)
+	if strings.Contains(w.Stderr(), "records flush failed") {
+		t.Errorf("an outage failed pages:\n%s", w.Stderr())
 	}
 	pg.Restart(t)
 	if r := w.Wait(t, runTimeout); r.Code != 0 {
