@@ -334,6 +334,8 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 		bad("name", err)
 	} else if slices.Contains(record.ReservedColumns, f.Name) {
 		bad("name", fmt.Errorf("%q is a column every record has (%s): choose another name", f.Name, strings.Join(record.ReservedColumns, ", ")))
+	} else if who, ok := record.SystemColumns[f.Name]; ok {
+		bad("name", fmt.Errorf("%q is a system column of %s: choose another name", f.Name, who))
 	}
 	cf := &field{name: f.Name, attr: f.Attr, all: f.All, typ: f.Type, required: f.Required, keep: f.KeepSpaces}
 	if cf.typ == "" {

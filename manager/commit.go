@@ -61,9 +61,11 @@ func (m *Manager) commitLoop(workCtx context.Context, results <-chan *job, slots
 // releases the jobs in the tracker. An item is completed only if the
 // flushes that cover its save and its records succeeded.
 func (m *Manager) report(workCtx context.Context, js []*job) {
-	ctx, cancel := m.reportCtx(workCtx)
-	defer cancel()
 	defer m.unhold(js)
+	// The flushes and the tracker calls have a bound each: a store that
+	// comes back at the end of its wait leaves the tracker its own time.
+	fctx, fcancel := m.reportCtx(workCtx)
+	defer fcancel()
 
 	var ok []*job
 	var fails []tracker.Failure
@@ -82,7 +84,7 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 		}
 	}
 	if len(ok) > 0 {
-		if err := m.sv.Flush(ctx); err != nil {
+		if err := m.sv.Flush(fctx); err != nil {
 			m.log.Error("saver flush failed; its items will be retried", "err", err, "items", len(ok))
 			for _, j := range ok {
 				fails = append(fails, m.failure(j.lease, errors.Join(errors.New("save: flush"), err)))
@@ -90,7 +92,10 @@ func (m *Manager) report(workCtx context.Context, js []*job) {
 			ok = nil
 		}
 	}
-	ok, fails = m.flushRecords(ctx, ok, fails)
+	ok, fails, rel = m.flushRecords(fctx, ok, fails, rel)
+	fcancel()
+	ctx, cancel := m.reportCtx(workCtx)
+	defer cancel()
 	if len(ok) > 0 {
 		cs := make([]tracker.Completion, len(ok))
 		for i, j := range ok {

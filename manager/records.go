@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/record"
@@ -189,11 +190,14 @@ func (m *Manager) putRecords(ctx context.Context, j *job, sets []record.Set) err
 
 // flushRecords makes the records of ok durable. The jobs that put records
 // stay in ok only if this Flush succeeded and no Flush failed since their
-// Put; the others become retryable failures, like a failed saver Flush
-// (the sink down: the pages wait and are fetched again).
-func (m *Manager) flushRecords(ctx context.Context, ok []*job, fails []tracker.Failure) ([]*job, []tracker.Failure) {
+// Put; the others become retryable failures, like a failed saver Flush.
+// A store that is unavailable (record.ErrUnavailable: it keeps what it
+// could not write) costs the pages no attempt: they wait, their leases
+// extended, while the Flush is retried until ctx ends; then they are
+// released, their queued Sets dropped, to be fetched again.
+func (m *Manager) flushRecords(ctx context.Context, ok []*job, fails []tracker.Failure, rel []tracker.Lease) ([]*job, []tracker.Failure, []tracker.Lease) {
 	if m.cfg.Records == nil {
-		return ok, fails
+		return ok, fails, rel
 	}
 	n := 0
 	for _, j := range ok {
@@ -202,19 +206,27 @@ func (m *Manager) flushRecords(ctx context.Context, ok []*job, fails []tracker.F
 		}
 	}
 	if n == 0 {
-		return ok, fails
+		return ok, fails, rel
 	}
 	before := m.rec.flushFailures.Load()
-	err := m.cfg.Records.Flush(ctx)
-	if err != nil {
+	err := m.awaitRecords(ctx, m.cfg.Records.Flush(ctx), n)
+	unavailable := errors.Is(err, record.ErrUnavailable)
+	switch {
+	case unavailable:
+		m.log.Error("records store unavailable; its pages are handed back without an attempt", "err", err, "items", n)
+	case err != nil:
 		m.rec.flushFailures.Add(1)
 		m.log.Error("records flush failed; their items will be retried", "err", err, "items", n)
 	}
 	kept := ok[:0]
+	var back []string
 	for _, j := range ok {
 		switch {
 		case j.records.sets == 0:
 			kept = append(kept, j)
+		case unavailable:
+			rel = append(rel, j.lease)
+			back = append(back, j.lease.Key)
 		case err != nil:
 			fails = append(fails, m.failure(j.lease, errors.Join(errors.New("records: flush"), err)))
 		case j.records.failures != before:
@@ -224,7 +236,31 @@ func (m *Manager) flushRecords(ctx context.Context, ok []*job, fails []tracker.F
 			m.recordsWritten(j)
 		}
 	}
-	return kept, fails
+	if d, ok := m.cfg.Records.(record.Discarder); ok && len(back) > 0 {
+		d.Discard(back)
+	}
+	return kept, fails, rel
+}
+
+// awaitRecords retries a Flush that failed with record.ErrUnavailable,
+// with backoff, until it succeeds, fails otherwise, or ctx ends; it
+// returns the last error, still ErrUnavailable when the wait ran out.
+func (m *Manager) awaitRecords(ctx context.Context, err error, items int) error {
+	b := newBackoff(100*time.Millisecond, 5*time.Second)
+	for errors.Is(err, record.ErrUnavailable) {
+		d := b.next()
+		m.log.Warn("records store unavailable; the pages wait", "items", items, "err", err, "in", d)
+		sleep(ctx, d)
+		if ctx.Err() != nil {
+			return err
+		}
+		next := m.cfg.Records.Flush(ctx)
+		if next != nil && ctx.Err() != nil {
+			return err // cut by the wait's end: still unavailable
+		}
+		err = next
+	}
+	return err
 }
 
 func (m *Manager) recordsWritten(j *job) {

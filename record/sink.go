@@ -17,6 +17,14 @@ import (
 // failing them.
 var ErrUnavailable = errors.New("record: store unavailable")
 
+// Discarder is a Sink that can drop the Sets put and not yet durable of
+// some keys: those of pages the caller gives back uncompleted after a
+// Flush failed with ErrUnavailable, so that a later Flush does not store
+// records of a page that never completed.
+type Discarder interface {
+	Discard(keys []string)
+}
+
 // Reader reads back what a sink stored, apart from the sink (a fresh
 // connection, a fresh read of the files): what tests check and what
 // commands such as `lookup` show. A Reader reads one crawl.
@@ -37,18 +45,44 @@ type Reader interface {
 // rule + "__versions", must fit in PostgreSQL's 63 bytes.
 const MaxRuleLen = 63 - len("__versions")
 
-// CheckSchema reports whether sc is a schema a sink can make a table of:
-// valid names (rule names apart from the SQL sinks' own tables: not
-// starting with distscrape_ or sqlite_, not ending with __versions, at
-// most MaxRuleLen characters), no reserved or repeated field, known types. It wraps
+// SystemColumns are field names an SQL engine keeps for itself, each with
+// the engine: PostgreSQL's system columns, SQLite's rowid aliases, and the
+// versions tables' own column.
+var SystemColumns = map[string]string{
+	"xmin": "PostgreSQL", "xmax": "PostgreSQL", "cmin": "PostgreSQL", "cmax": "PostgreSQL",
+	"ctid": "PostgreSQL", "tableoid": "PostgreSQL", "oid": "PostgreSQL and SQLite",
+	"rowid": "SQLite", "_rowid_": "SQLite", "version": "the SQL sinks' versions tables",
+}
+
+// reservedPrefixes are table name prefixes an SQL engine or the SQL sinks
+// keep, each with its owner.
+var reservedPrefixes = [][2]string{
+	{"pg_", "PostgreSQL (its catalogs: pg_class, pg_type, ...)"},
+	{"sqlite_", "SQLite (its own tables: sqlite_master, ...)"},
+	{"distscrape_", "the SQL sinks' own tables"},
+}
+
+// CheckSchema reports whether sc is a schema every sink can make a table
+// of: valid names, a rule whose table and versions table (rule +
+// "__versions") need no prefix an engine keeps (pg_, sqlite_,
+// distscrape_), not ending with __versions, at most MaxRuleLen
+// characters; no reserved column (ReservedColumns), system column
+// (SystemColumns) or repeated field; known types. The check is the same
+// for every sink, so that a crawl may move from one to another. It wraps
 // ErrSchema.
 func CheckSchema(sc Schema) error {
 	if err := ValidName(sc.Rule); err != nil {
 		return fmt.Errorf("%w: rule: %v", ErrSchema, err)
 	}
-	switch r := sc.Rule; {
-	case strings.HasPrefix(r, "distscrape_"), strings.HasPrefix(r, "sqlite_"):
-		return fmt.Errorf("%w: rule %s: names starting with distscrape_ or sqlite_ are kept for the SQL sinks' own tables", ErrSchema, r)
+	r := sc.Rule
+	for _, table := range []string{r, r + "__versions"} {
+		for _, p := range reservedPrefixes {
+			if strings.HasPrefix(table, p[0]) {
+				return fmt.Errorf("%w: rule %s: its table %s would start with %s, kept for %s: choose another name", ErrSchema, r, table, p[0], p[1])
+			}
+		}
+	}
+	switch {
 	case strings.HasSuffix(r, "__versions"):
 		return fmt.Errorf("%w: rule %s: names ending with __versions are kept for the SQL sinks' versions tables", ErrSchema, r)
 	case len(r) > MaxRuleLen:
@@ -61,6 +95,9 @@ func CheckSchema(sc Schema) error {
 		}
 		if slices.Contains(ReservedColumns, f.Name) {
 			return fmt.Errorf("%w: rule %s: field %s: the name is a reserved column (%v)", ErrSchema, sc.Rule, f.Name, ReservedColumns)
+		}
+		if who, ok := SystemColumns[f.Name]; ok {
+			return fmt.Errorf("%w: rule %s: field %s: the name is a system column of %s: choose another name", ErrSchema, sc.Rule, f.Name, who)
 		}
 		if seen[f.Name] {
 			return fmt.Errorf("%w: rule %s: field %s twice", ErrSchema, sc.Rule, f.Name)

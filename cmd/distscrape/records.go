@@ -352,6 +352,14 @@ func (s prefixSink) Put(ctx context.Context, set record.Set) error {
 	return s.Sink.Put(ctx, renamed(set, s.prefix+set.Rule))
 }
 
+// Discard passes to the sink when it can drop queued Sets (keys carry no
+// prefix).
+func (s prefixSink) Discard(keys []string) {
+	if d, ok := s.Sink.(record.Discarder); ok {
+		d.Discard(keys)
+	}
+}
+
 // prefixReader reads the tables of prefixSink back under the rules' names,
 // leaving out tables without the prefix.
 type prefixReader struct {

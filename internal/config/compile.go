@@ -59,8 +59,13 @@ func (c *Config) compileExtract(p *problems) {
 			return path
 		})
 		if err == nil {
+			// The tables the SQL sinks make carry records.table_prefix.
+			pre := c.Records.TablePrefix
 			for i, sc := range ex.Schemas() {
-				if err := record.CheckSchema(sc); err != nil {
+				sc.Rule = pre + sc.Rule
+				if err := record.CheckSchema(sc); err != nil && pre != "" {
+					addOnce(p, fmt.Sprintf("extract[%d].name", i), "%v (records.table_prefix %s)", err, quote(pre))
+				} else if err != nil {
 					addOnce(p, fmt.Sprintf("extract[%d].name", i), "%v", err)
 				}
 			}

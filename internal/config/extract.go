@@ -195,6 +195,8 @@ func (f *Field) validate(p *problems, path string) {
 		p.add(path, "field %v", err)
 	} else if slices.Contains(record.ReservedColumns, f.Name) {
 		p.add(path, "%s is a column every record has (%s): name the field otherwise", quote(f.Name), strings.Join(record.ReservedColumns, ", "))
+	} else if who, ok := record.SystemColumns[f.Name]; ok {
+		p.add(path, "%s is a system column of %s: name the field otherwise", quote(f.Name), who)
 	}
 	if checkSelector(p, path, f.CSS, f.XPath, f.JSON, true, f.Regex, f.Text) {
 		checkRegex(p, path+".regex", f.Regex)

@@ -3,6 +3,7 @@ package recordcodec
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/distscrape/distscrape/record"
@@ -11,7 +12,10 @@ import (
 // Queue holds the Sets put and not yet written by a sink that writes in
 // batches (SQL): Put appends, a Flush takes them all and gives them back
 // when its write fails, in front of those put since, so that a later Flush
-// writes them in their order. Safe for concurrent use.
+// writes them in their order. Given back, they keep one Set per (key,
+// rule), the last put: one replaced while the store was down was never
+// stored and is no version, and a page fetched again during an outage does
+// not grow the queue. Safe for concurrent use.
 type Queue struct {
 	mu     sync.Mutex
 	sets   []record.Set
@@ -38,11 +42,35 @@ func (q *Queue) Take() []record.Set {
 	return s
 }
 
-// Return puts sets, taken and not written, back in front.
+// Return puts sets, taken and not written, back in front, and keeps the
+// last Set of each (key, rule) of the queue.
 func (q *Queue) Return(sets []record.Set) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.sets = append(sets, q.sets...)
+	all := append(sets, q.sets...)
+	last := make(map[[2]string]int, len(all))
+	for i, s := range all {
+		last[[2]string{s.Key, s.Rule}] = i
+	}
+	kept := all[:0]
+	for i, s := range all {
+		if last[[2]string{s.Key, s.Rule}] == i {
+			kept = append(kept, s)
+		}
+	}
+	clear(all[len(kept):])
+	q.sets = kept
+}
+
+// Discard drops the queued Sets of keys.
+func (q *Queue) Discard(keys []string) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	drop := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		drop[k] = true
+	}
+	q.sets = slices.DeleteFunc(q.sets, func(s record.Set) bool { return drop[s.Key] })
 }
 
 // Len is how many Sets are queued.
@@ -126,6 +154,15 @@ func (b *Batch) flush(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// Discard drops the Sets of keys put and not yet written
+// (record.Discarder), after the Flush under way: one that fails gives its
+// Sets back, and those of keys are dropped then.
+func (b *Batch) Discard(keys []string) {
+	b.flushMu.Lock()
+	defer b.flushMu.Unlock()
+	b.queue.Discard(keys)
 }
 
 // Close makes Put and Flush refuse and writes what is queued; open is

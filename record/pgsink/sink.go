@@ -49,7 +49,10 @@ type Sink struct {
 	batch  recordcodec.Batch
 }
 
-var _ record.Sink = (*Sink)(nil)
+var (
+	_ record.Sink      = (*Sink)(nil)
+	_ record.Discarder = (*Sink)(nil)
+)
 
 // connect opens a pool on cfg.URL; its errors carry no password.
 func connect(ctx context.Context, cfg Config) (*pgxpool.Pool, secret, error) {
@@ -100,6 +103,9 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		Wrap: func(ctx context.Context, err error) error { return sec.wrap(classify(ctx, err)) }}
 	return s, nil
 }
+
+// Discard drops the queued Sets of keys (record.Discarder).
+func (s *Sink) Discard(keys []string) { s.batch.Discard(keys) }
 
 // Put checks set whole and queues it.
 func (s *Sink) Put(ctx context.Context, set record.Set) error { return s.batch.Put(ctx, set) }

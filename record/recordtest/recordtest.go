@@ -73,6 +73,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Crawls", testCrawls},
 		{"Counts", testCounts},
 		{"Migrate", testMigrate},
+		{"Names", testNames},
 		{"KilledWriter", testKilledWriter},
 	}
 	child := os.Getenv(childEnv)

@@ -52,7 +52,10 @@ type ruleSQL struct {
 	prune    string
 }
 
-var _ record.Sink = (*Sink)(nil)
+var (
+	_ record.Sink      = (*Sink)(nil)
+	_ record.Discarder = (*Sink)(nil)
+)
 
 func dsn(path string, write bool) (string, error) {
 	if path == "" || strings.ContainsAny(path, "?#") {
@@ -120,6 +123,9 @@ func statements(sc record.Schema, stored []record.Field) *ruleSQL {
 		prune:    fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
 	}
 }
+
+// Discard drops the queued Sets of keys (record.Discarder).
+func (s *Sink) Discard(keys []string) { s.batch.Discard(keys) }
 
 // Put checks set whole and queues it.
 func (s *Sink) Put(ctx context.Context, set record.Set) error { return s.batch.Put(ctx, set) }

@@ -47,6 +47,23 @@ func TestScrapeBadSelectors(t *testing.T) {
 		{"field name reserved status", rule("", "status: {css: b}"), "extract[0].fields.status", "is a column every record has", 9},
 		{"rule name of the sink's own tables", head + "extract:\n  - name: distscrape_fields\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for the SQL sinks' own tables", 6},
 		{"rule name of a versions table", head + "extract:\n  - name: a__versions\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "versions tables", 6},
+		{"rule name pg_class", head + "extract:\n  - name: pg_class\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for PostgreSQL", 6},
+		{"rule name pg_type", head + "extract:\n  - name: pg_type\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for PostgreSQL", 6},
+		{"rule name pg", head + "extract:\n  - name: pg\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "pg__versions would start with pg_", 6},
+		{"rule name sqlite_", head + "extract:\n  - name: sqlite_stat1\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for SQLite", 6},
+		{"table prefix pg_", head + "extract:\n  - name: r\n    match: x\n    fields: {a: {css: b}}\nrecords: {kind: sqlite, path: r.db, table_prefix: pg_}\n", "extract[0].name", "records.table_prefix \"pg_\"", 6},
+		{"table prefix sqlite_", head + "extract:\n  - name: r\n    match: x\n    fields: {a: {css: b}}\nrecords: {kind: sqlite, path: r.db, table_prefix: sqlite_}\n", "extract[0].name", "kept for SQLite", 6},
+		{"rule name sqlite", head + "extract:\n  - name: sqlite\n    match: x\n    fields: {a: {css: b}}\n", "extract[0].name", "kept for SQLite", 6},
+		{"field name xmin", rule("", "xmin: {css: b}"), "extract[0].fields.xmin", "system column of PostgreSQL", 9},
+		{"field name xmax", rule("", "xmax: {css: b}"), "extract[0].fields.xmax", "system column of PostgreSQL", 9},
+		{"field name cmin", rule("", "cmin: {css: b}"), "extract[0].fields.cmin", "system column of PostgreSQL", 9},
+		{"field name cmax", rule("", "cmax: {css: b}"), "extract[0].fields.cmax", "system column of PostgreSQL", 9},
+		{"field name ctid", rule("", "ctid: {css: b}"), "extract[0].fields.ctid", "system column of PostgreSQL", 9},
+		{"field name tableoid", rule("", "tableoid: {css: b}"), "extract[0].fields.tableoid", "system column of PostgreSQL", 9},
+		{"field name oid", rule("", "oid: {css: b}"), "extract[0].fields.oid", "system column of PostgreSQL and SQLite", 9},
+		{"field name rowid", rule("", "rowid: {css: b}"), "extract[0].fields.rowid", "system column of SQLite", 9},
+		{"field name _rowid_", rule("", "_rowid_: {css: b}"), "extract[0].fields._rowid_", "system column of SQLite", 9},
+		{"field name version", rule("", "version: {css: b}"), "extract[0].fields.version", "system column of the SQL sinks' versions tables", 9},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -169,10 +186,11 @@ func TestScrapeBadPages(t *testing.T) {
 	}
 }
 
-// TestScrapePostgresDown: PostgreSQL stops mid-crawl; the pages whose
-// records cannot be written wait and are retried, none is completed
-// without its records, and once it is back the crawl ends with every
-// record.
+// TestScrapePostgresDown: PostgreSQL stops mid-crawl for longer than a
+// lease: the pages whose records cannot be written wait (their leases
+// extended), then go back to the queue without an attempt, four times; with max_attempts 2 no page but the captchas is a dead letter,
+// none is completed without its records, and once the database is back
+// the crawl ends with every record, one row per product.
 func TestScrapePostgresDown(t *testing.T) {
 	pg := pgtest.Start(t, pgtest.Options{})
 	url := pg.CreateDB(t, "shop")
@@ -180,7 +198,7 @@ func TestScrapePostgresDown(t *testing.T) {
 	rs := redistest.Start(t, redistest.Options{})
 	dir := t.TempDir()
 	cfg := writeYAML(t, dir, "crawl: shop",
-		fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: 10s, batch: 8, max_attempts: 12, backoff: {base: 100ms, max: 400ms}}", rs.URL(0)),
+		fmt.Sprintf("tracker: {kind: redis, url: %q, lease_ttl: 4s, batch: 8, max_attempts: 2, backoff: {base: 100ms, max: 400ms}}", rs.URL(0)),
 		shopScraper(site), "fetch: {concurrency: 2, per_host_concurrency: 4, timeout: 10s}", "saver: {kind: none}",
 		shopRules, fmt.Sprintf("records: {kind: postgres, url: '%s'}", url))
 	cmd := testbin.Cmd{Dir: dir}
@@ -190,13 +208,17 @@ func TestScrapePostgresDown(t *testing.T) {
 	w := cmd.Start(t, "worker", "-c", cfg, "--id", "w")
 	testbin.WaitFor(t, time.Minute, "10 pages done", func() bool { return status(t, cmd, cfg).Done >= 10 })
 	pg.Stop(t)
-	testbin.WaitFor(t, time.Minute, "two failed flushes", func() bool { return strings.Count(w.Stderr(), "records flush failed") >= 2 })
+	// Down until four groups of pages gave up on it (each waits a
+	// lease, 4s, now; each failed at once before): 16s or more.
+	testbin.WaitFor(t, time.Minute, "four groups of pages given up", func() bool {
+		e := w.Stderr()
+		return strings.Count(e, "handed back without an attempt")+strings.Count(e, "records flush failed") >= 4
+	})
 	if w.Exited() {
 		t.Fatalf("the worker stopped with its database: %s", w.Stderr())
 	}
-	during := status(t, cmd, cfg)
-	if during.Delayed+during.Pending == 0 {
-		t.Errorf("no page waits while the database is down: %+v", during)
+	if strings.Contains(w.Stderr(), "records flush failed") {
+		t.Errorf("an outage failed pages:\n%s", w.Stderr())
 	}
 	pg.Restart(t)
 	if r := w.Wait(t, runTimeout); r.Code != 0 {
