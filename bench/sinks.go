@@ -25,13 +25,15 @@ const sinkGoal = 20000
 var sinkBenchmarks = []struct{ name, pkg string }{
 	{"SQLite", "./record/sqlitesink/"},
 	{"Postgres", "./record/pgsink/"},
+	{"CSV", "./record/csvsink/"},
+	{"Parquet", "./record/parquetsink/"},
 }
 
 // benchLine is one result line of `go test -bench`, with recordtest's
 // records/s metric.
 var benchLine = regexp.MustCompile(`(?m)^Benchmark(Sink\w+/keep=\d+)(?:-\d+)?\s+\d+\s+\d+(?:\.\d+)? ns/op.*?\s(\d+(?:\.\d+)?(?:e\+\d+)?) records/s`)
 
-// sinkFigures runs the SQLite and PostgreSQL sinks' benchmarks o.rounds
+// sinkFigures runs the SQLite, PostgreSQL, CSV and Parquet sinks' benchmarks o.rounds
 // times each, alternating, and prints records/s; PostgreSQL is started by the benchmark
 // itself (internal/pgtest, fsync on).
 func sinkFigures(ctx context.Context, w io.Writer, o options) ([]goal, error) {
@@ -81,7 +83,8 @@ func sinkFigures(ctx context.Context, w io.Writer, o options) ([]goal, error) {
 	fmt.Fprintf(w, "\n### Record sinks: records/s, Sets of 10 records, a Flush every 256 Sets (`go test -bench BenchmarkSink… -benchtime %s`, %d runs each)\n\n", o.sinkTime, o.rounds)
 	fmt.Fprintln(w, "| sink | records/s (median) | min–max |\n|---|---:|---:|")
 	var goals []goal
-	for _, want := range []string{"SinkSQLite/keep=0", "SinkSQLite/keep=2", "SinkPostgres/keep=0", "SinkPostgres/keep=2"} {
+	for _, want := range []string{"SinkSQLite/keep=0", "SinkSQLite/keep=2", "SinkPostgres/keep=0", "SinkPostgres/keep=2",
+		"SinkCSV/keep=0", "SinkCSV/keep=2", "SinkParquet/keep=0", "SinkParquet/keep=2"} {
 		i := slices.IndexFunc(figs, func(f *fig) bool { return f.name == want })
 		if i < 0 {
 			fmt.Fprintf(w, "| %s | not measured (the benchmark was skipped) | |\n", want)

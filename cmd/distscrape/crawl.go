@@ -531,6 +531,10 @@ func recordsLocation(r config.Records) string {
 		return "SQLite " + r.Path
 	case "postgres":
 		return "PostgreSQL " + redactor.URL(r.URL)
+	case "csv":
+		return "CSV files in " + r.Dir
+	case "parquet":
+		return "Parquet files in " + r.Dir
 	default:
 		return "JSON Lines in " + r.Dir
 	}

@@ -12,9 +12,13 @@ import (
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 )
+
+// toKinds are the file sinks extract --to writes.
+var toKinds = []string{"jsonl", "csv", "parquet"}
 
 // errEmptyStore: --from names a store that holds no page of the crawl.
 var errEmptyStore = errors.New("no page of the crawl there")
@@ -35,11 +39,14 @@ Examples:
    distscrape extract -c shop.yaml --from out/warc
    distscrape extract -c shop.yaml --from out/mirror --rule product
    distscrape extract -c shop.yaml --from redis://127.0.0.1:6379/0
-   distscrape extract -c shop.yaml --from s3://bucket/prefix`,
+   distscrape extract -c shop.yaml --from s3://bucket/prefix
+   distscrape extract -c shop.yaml --from out/warc --to csv --to-dir out/csv`,
 		Flags: []cli.Flag{configFlag,
 			&cli.StringFlag{Name: "from", Usage: "the stored pages: a mirror `DIR`, a tar archive or a directory of them, a WARC file or a directory of them, redis://HOST:PORT/DB, s3://BUCKET/PREFIX"},
 			&cli.StringFlag{Name: "kind", Usage: "what --from is, when it cannot be told from its name: `KIND` mirror (or file), tar, warc, redis, s3"},
 			&cli.StringSliceFlag{Name: "rule", Usage: "write the records of rule `NAME` only (repeatable; default every rule)"},
+			&cli.StringFlag{Name: "to", Usage: "write the records as `KIND` jsonl, csv or parquet into --to-dir instead of the config's records: sink"},
+			&cli.StringFlag{Name: "to-dir", Usage: "the `DIR` of --to (default out/records)"},
 			idFlag,
 		},
 		Action: runExtract,
@@ -60,7 +67,17 @@ func runExtract(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := loadConfig(c)
+	to, toDir := c.String("to"), c.String("to-dir")
+	var change func(*config.Config)
+	switch {
+	case to != "" && !slices.Contains(toKinds, to):
+		return usagef("extract: --to %q: want one of %s (a database sink is set in the config's records:)", to, strings.Join(toKinds, ", "))
+	case to == "" && toDir != "":
+		return usagef("extract: --to-dir without --to: name the kind of files (%s)", strings.Join(toKinds, ", "))
+	case to != "":
+		change = func(cfg *config.Config) { cfg.Records = config.Records{Kind: to, Dir: toDir} }
+	}
+	cfg, err := loadConfigWith(c, change)
 	if err != nil {
 		return err
 	}

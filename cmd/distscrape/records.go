@@ -18,7 +18,9 @@ import (
 	"github.com/distscrape/distscrape/internal/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/record/csvsink"
 	"github.com/distscrape/distscrape/record/jsonlsink"
+	"github.com/distscrape/distscrape/record/parquetsink"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/sqlitesink"
 	"github.com/distscrape/distscrape/saver"
@@ -302,8 +304,12 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 		s, err = sqlitesink.New(ctx, sqlitesink.Config{Path: r.Path}, opt)
 	case "postgres":
 		s, err = pgsink.New(ctx, pgsink.Config{URL: r.URL}, opt)
+	case "csv":
+		s, err = csvsink.New(ctx, csvsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes)}, opt)
+	case "parquet":
+		s, err = parquetsink.New(ctx, parquetsink.Config{Dir: r.Dir}, opt)
 	default:
-		s, err = jsonlsink.New(ctx, jsonlsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes)}, opt)
+		s, err = jsonlsink.New(ctx, jsonlsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes), Shape: r.JSONLShape}, opt)
 	}
 	if err != nil || pre == "" {
 		return s, err
@@ -312,8 +318,8 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 }
 
 // openRecordReader reads back what the records: sink of the crawl holds,
-// from here: the jsonl sink's directory of this machine (its own workers'
-// files), the SQLite file, or the PostgreSQL database of the fleet.
+// from here: the jsonl, csv or parquet sink's directory of this machine
+// (its own workers' files), the SQLite file, or the PostgreSQL database of the fleet.
 func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
 	var rd record.Reader
@@ -332,6 +338,10 @@ func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, e
 			return nil, err
 		}
 		rd = pr
+	case "csv":
+		rd = csvsink.NewReader(r.Dir, cfg.Crawl)
+	case "parquet":
+		rd = parquetsink.NewReader(r.Dir, cfg.Crawl)
 	default:
 		rd = jsonlsink.NewReader(r.Dir, cfg.Crawl)
 	}

@@ -92,7 +92,7 @@ func readableRecords(ctx context.Context, cfg *config.Config) (record.Reader, er
 		return nil, errNoRecords // no extract rules: no sink
 	case "sqlite":
 		path = r.Path
-	case "jsonl":
+	case "jsonl", "csv", "parquet":
 		path = r.Dir
 	}
 	if path != "" {

@@ -37,11 +37,25 @@ var redactor *redact.Redactor
 
 // loadConfig reads -c/DISTSCRAPE_CONFIG; every problem is an ErrInvalid (exit 2).
 func loadConfig(c *cli.Context) (*config.Config, error) {
+	return loadConfigWith(c, nil)
+}
+
+// loadConfigWith is loadConfig with change applied to the config as read,
+// before its defaults and validation (a command's flags); nil: none.
+func loadConfigWith(c *cli.Context, change func(*config.Config)) (*config.Config, error) {
 	path := c.String("config")
 	if path == "" {
 		return nil, usagef("no config file: pass -c FILE or set DISTSCRAPE_CONFIG")
 	}
-	cfg, err := config.Load(path)
+	var cfg *config.Config
+	var err error
+	if change == nil {
+		cfg, err = config.Load(path)
+	} else if cfg, err = config.DecodeFile(path); err == nil {
+		change(cfg)
+		cfg.ApplyDefaults()
+		err = cfg.Validate()
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -81,9 +81,10 @@ type Fields []Field
 
 // Records is the sink of the extracted records.
 type Records struct {
-	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | sqlite | postgres
-	Dir         string `yaml:"dir"`          // jsonl: default "out/records"
-	RotateBytes Size   `yaml:"rotate_bytes"` // jsonl: a new file past this size; default 256MiB
+	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | csv | parquet | sqlite | postgres
+	Dir         string `yaml:"dir"`          // jsonl, csv, parquet: default "out/records"
+	RotateBytes Size   `yaml:"rotate_bytes"` // jsonl, csv: a new file past this size; default 256MiB
+	JSONLShape  string `yaml:"jsonl_shape"`  // jsonl: record (default, a line per record) | page (a line per page and rule)
 	Path        string `yaml:"path"`         // sqlite: default "out/records.db"
 	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full
 	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres: before each rule's name, e.g. "shop_"
@@ -136,11 +137,16 @@ func (c *Config) applyExtractDefaults() {
 		setStr(&rec.Kind, "jsonl")
 	}
 	switch rec.Kind {
-	case "jsonl":
+	case "jsonl", "csv":
 		setStr(&rec.Dir, DefaultRecordsDir)
 		if rec.RotateBytes == 0 {
 			rec.RotateBytes = DefaultRotateBytes
 		}
+		if rec.Kind == "jsonl" {
+			setStr(&rec.JSONLShape, "record")
+		}
+	case "parquet":
+		setStr(&rec.Dir, DefaultRecordsDir)
 	case "sqlite":
 		setStr(&rec.Path, DefaultRecordsPath)
 	}
@@ -289,34 +295,38 @@ func (c *Config) validateRecords(p *problems) {
 			path string
 			set  bool
 		}{{"records.dir", r.Dir != ""}, {"records.path", r.Path != ""}, {"records.url", r.URL != ""},
-			{"records.table_prefix", r.TablePrefix != ""}, {"records.rotate_bytes", r.RotateBytes != 0}} {
+			{"records.table_prefix", r.TablePrefix != ""}, {"records.rotate_bytes", r.RotateBytes != 0},
+			{"records.jsonl_shape", r.JSONLShape != ""}} {
 			if k.set {
 				p.add(k.path, "no records are written: the config has no extract rules")
 			}
 		}
 		return
 	}
-	if !oneOf(p, "records.kind", r.Kind, "jsonl", "sqlite", "postgres") {
+	if !oneOf(p, "records.kind", r.Kind, "jsonl", "csv", "parquet", "sqlite", "postgres") {
 		return
 	}
 	if len(c.Extract) == 0 {
 		p.add("records.kind", "no records are written: the config has no extract rules")
 	}
-	applies := map[string][]string{"dir": {"jsonl"}, "rotate_bytes": {"jsonl"}, "path": {"sqlite"}, "url": {"postgres"},
-		"table_prefix": {"sqlite", "postgres"}}
+	applies := map[string][]string{"dir": {"jsonl", "csv", "parquet"}, "rotate_bytes": {"jsonl", "csv"}, "path": {"sqlite"},
+		"url": {"postgres"}, "table_prefix": {"sqlite", "postgres"}, "jsonl_shape": {"jsonl"}}
 	for key, set := range map[string]bool{"dir": r.Dir != "", "rotate_bytes": r.RotateBytes != 0, "path": r.Path != "",
-		"url": r.URL != "", "table_prefix": r.TablePrefix != ""} {
+		"url": r.URL != "", "table_prefix": r.TablePrefix != "", "jsonl_shape": r.JSONLShape != ""} {
 		if set && !slices.Contains(applies[key], r.Kind) {
 			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", strings.Join(applies[key], " and "), r.Kind)
 		}
 	}
 	switch r.Kind {
-	case "jsonl":
+	case "jsonl", "csv", "parquet":
 		if strings.TrimSpace(r.Dir) == "" {
-			p.add("records.dir", "required when records.kind is jsonl")
+			p.add("records.dir", "required when records.kind is %s", r.Kind)
 		}
-		if r.RotateBytes < MiB || r.RotateBytes > TiB {
+		if r.Kind != "parquet" && (r.RotateBytes < MiB || r.RotateBytes > TiB) {
 			p.add("records.rotate_bytes", "%s is out of range (1MiB to 1TiB)", r.RotateBytes)
+		}
+		if r.Kind == "jsonl" {
+			oneOf(p, "records.jsonl_shape", r.JSONLShape, "record", "page")
 		}
 	case "sqlite":
 		if strings.TrimSpace(r.Path) == "" {

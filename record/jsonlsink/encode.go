@@ -50,6 +50,48 @@ func encodeSet(buf []byte, crawl string, sc record.Schema, at time.Time, s recor
 	return append(buf, "]}\n"...), nil
 }
 
+// encodeRecords appends s's lines in the record shape to buf: a line per
+// record, its members (recordMembers) with set_at and set_size, or for an
+// empty Set one line of key, rule, set_at and set_size 0.
+func encodeRecords(buf []byte, crawl string, sc record.Schema, at time.Time, s record.Set) ([]byte, error) {
+	start := len(buf)
+	atText := recordcodec.FormatTime(at)
+	size := member{recordcodec.SetSizeColumn, len(s.Records)}
+	var ms []member
+	if len(s.Records) == 0 {
+		ms = []member{{"key", s.Key}, {"rule", s.Rule}, {recordcodec.SetAtColumn, atText}, size}
+		return appendObject(buf, ms, start, s)
+	}
+	for _, r := range s.Records {
+		ms = recordMembers(ms[:0], crawl, sc, r)
+		ms = append(ms, member{recordcodec.SetAtColumn, atText}, size)
+		slices.SortStableFunc(ms, func(a, b member) int { return cmp.Compare(a.name, b.name) })
+		var err error
+		if buf, err = appendObject(buf, ms, start, s); err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
+}
+
+// appendObject appends the line of members ms; on error it returns
+// buf[:start].
+func appendObject(buf []byte, ms []member, start int, s record.Set) ([]byte, error) {
+	buf = append(buf, '{')
+	for j, m := range ms {
+		if j > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendString(buf, m.name)
+		buf = append(buf, ':')
+		var err error
+		if buf, err = appendValue(buf, m.val); err != nil {
+			return buf[:start], fmt.Errorf("%w: key %q rule %s: %v", record.ErrValue, s.Key, s.Rule, err)
+		}
+	}
+	return append(buf, "}\n"...), nil
+}
+
 type member struct {
 	name string
 	val  any

@@ -25,6 +25,12 @@ import (
 //	 "url":"…","rule":"…","idx":0,"fetched_at":"…","status":"valid",
 //	 "problem":"","labels":[],"visit":0,"<field>":<value>,…}]}
 //
+// In the record shape (Config.Shape ShapeRecord) a Set is instead a line
+// per record, its members as above with set_at (the Set's "at") and
+// set_size (its number of records), or for an empty Set one line
+// {"key":…,"rule":…,"set_at":…,"set_size":0}; a reader keeps a Set only
+// with all its lines, consecutive in one file.
+//
 // "at" is when the Set was put (monotonic within a file): a reader keeps,
 // per (key, rule), the Set with the latest "at" across files. A field's
 // value is JSON of its type, a time RFC 3339 text in UTC, a list an array;

@@ -10,8 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
 )
 
@@ -112,9 +114,21 @@ func readFile(path string, file int, keep func(key, rule string) bool, entries *
 	br := bufio.NewReaderSize(f, 1<<16)
 	var hdr header
 	fields := map[string]map[string]record.Field{}
+	// open is the Set of the record lines read last, until it has all
+	// its records (a killed writer may have written only some).
+	var open *entry
+	openSize := 0
+	closeOpen := func() {
+		if open != nil && len(open.set.Records) == openSize {
+			slices.SortFunc(open.set.Records, func(a, b record.Record) int { return a.Index - b.Index })
+			*entries = append(*entries, *open)
+		}
+		open = nil
+	}
 	for n := 1; ; n++ {
 		line, err := br.ReadBytes('\n')
 		if err == io.EOF {
+			closeOpen()
 			return hdr.KeepVersions, nil // a torn line, or none
 		}
 		if err != nil {
@@ -133,6 +147,22 @@ func readFile(path string, file int, keep func(key, rule string) bool, entries *
 			}
 			continue
 		}
+		if rl, err := decodeRecordLine(line, fields, keep); err != nil {
+			return 0, fmt.Errorf("%s:%d: %w", path, n, err)
+		} else if rl != nil {
+			if rl.skip {
+				continue
+			}
+			if open == nil || open.at != rl.at || open.set.Key != rl.key || open.set.Rule != rl.rule || openSize != rl.size {
+				closeOpen()
+				open, openSize = &entry{at: rl.at, file: file, line: n, set: record.Set{Key: rl.key, Rule: rl.rule}}, rl.size
+			}
+			if rl.rec != nil {
+				open.set.Records = append(open.set.Records, *rl.rec)
+			}
+			continue
+		}
+		closeOpen()
 		e, err := decodeLine(line, fields, keep)
 		if err != nil {
 			return 0, fmt.Errorf("%s:%d: %w", path, n, err)
@@ -142,6 +172,57 @@ func readFile(path string, file int, keep func(key, rule string) bool, entries *
 			*entries = append(*entries, *e)
 		}
 	}
+}
+
+// recordLine is a line of the record shape: a record of a Set, or the
+// Set's emptying (rec nil, size 0).
+type recordLine struct {
+	at, key, rule string
+	size          int
+	rec           *record.Record
+	skip          bool // a Set keep refuses
+}
+
+// decodeRecordLine reads a line of the record shape; nil for a line of
+// the page shape (which has no set_at).
+func decodeRecordLine(line []byte, fields map[string]map[string]record.Field, keep func(key, rule string) bool) (*recordLine, error) {
+	d := json.NewDecoder(bytes.NewReader(line))
+	d.UseNumber()
+	var m map[string]any
+	if err := d.Decode(&m); err != nil {
+		return nil, err
+	}
+	at, ok := m[recordcodec.SetAtColumn].(string)
+	if !ok {
+		return nil, nil
+	}
+	rl := &recordLine{at: at}
+	rl.key, _ = m["key"].(string)
+	rl.rule, _ = m["rule"].(string)
+	if !keep(rl.key, rl.rule) {
+		return &recordLine{skip: true}, nil
+	}
+	n, ok := m[recordcodec.SetSizeColumn].(json.Number)
+	size, err := strconv.Atoi(string(n))
+	if !ok || err != nil || size < 0 {
+		return nil, fmt.Errorf("key %q rule %s: %s %v is not a count of records", rl.key, rl.rule, recordcodec.SetSizeColumn, m[recordcodec.SetSizeColumn])
+	}
+	rl.size = size
+	if size == 0 {
+		return rl, nil
+	}
+	ff, ok := fields[rl.rule]
+	if !ok {
+		return nil, fmt.Errorf("rule %q is not in the file's header", rl.rule)
+	}
+	delete(m, recordcodec.SetAtColumn)
+	delete(m, recordcodec.SetSizeColumn)
+	rec, err := decodeRecord(m, ff)
+	if err != nil {
+		return nil, fmt.Errorf("key %q rule %s: %w", rl.key, rl.rule, err)
+	}
+	rl.rec = &rec
+	return rl, nil
 }
 
 // decodeLine reads a Set line, or returns nil for a Set keep refuses.

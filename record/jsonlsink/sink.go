@@ -1,5 +1,5 @@
 // Package jsonlsink is the JSON Lines record sink: one file per crawl and
-// worker in a directory, a line per Set, rotated by size, durable on Flush
+// worker in a directory, a line per Set (or per record), rotated by size, durable on Flush
 // (the file and, when a file is made, the directory fsynced).
 //
 // Replacement is a log's: a reader keeps, per (key, rule), the last Set
@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
 )
 
@@ -29,7 +30,16 @@ type Config struct {
 	// MaxFileBytes starts a new file once one holds this many bytes;
 	// 0: DefaultMaxFileBytes.
 	MaxFileBytes int64
+	// Shape is how Sets are written: ShapePage ("", a line per Set) or
+	// ShapeRecord (a line per record). A reader reads both.
+	Shape string
 }
+
+// The shapes of the lines.
+const (
+	ShapePage   = "page"
+	ShapeRecord = "record"
+)
 
 // DefaultMaxFileBytes is a file's size before rotation.
 const DefaultMaxFileBytes = 256 << 20
@@ -73,7 +83,15 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 	if opt.KeepVersions < 0 {
 		return nil, fmt.Errorf("jsonlsink: keep versions %d < 0", opt.KeepVersions)
 	}
+	switch cfg.Shape {
+	case "", ShapePage, ShapeRecord:
+	default:
+		return nil, fmt.Errorf("jsonlsink: shape %q: want %s or %s", cfg.Shape, ShapePage, ShapeRecord)
+	}
 	schemas, err := opt.SchemaMap()
+	if err == nil && cfg.Shape == ShapeRecord {
+		err = recordcodec.CheckRowSchemas(opt.Schemas)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("jsonlsink: %w", err)
 	}
@@ -114,7 +132,11 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	}
 	var err error
 	n := len(s.pending)
-	if s.pending, err = encodeSet(s.pending, s.opt.Crawl, sc, at, set); err == nil {
+	encode := encodeSet
+	if s.cfg.Shape == ShapeRecord {
+		encode = encodeRecords
+	}
+	if s.pending, err = encode(s.pending, s.opt.Crawl, sc, at, set); err == nil {
 		s.lastAt = at
 	} else {
 		s.pending = s.pending[:n]

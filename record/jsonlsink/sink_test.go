@@ -3,6 +3,7 @@ package jsonlsink_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,6 +28,19 @@ func store(t *testing.T, dir string) *recordtest.Store {
 }
 
 func TestConformance(t *testing.T) { recordtest.Run(t, store) }
+
+// TestConformanceRecordShape: the record shape (a line per record) keeps
+// the same contract, a Set whole or not at all.
+func TestConformanceRecordShape(t *testing.T) {
+	recordtest.Run(t, func(t *testing.T, dir string) *recordtest.Store {
+		st := store(t, dir)
+		dir = st.Location
+		st.Open = func(t testing.TB, opt record.Options) (record.Sink, error) {
+			return jsonlsink.New(context.Background(), jsonlsink.Config{Dir: dir, Shape: jsonlsink.ShapeRecord}, opt)
+		}
+		return st
+	})
+}
 
 func files(t *testing.T, dir string) []string {
 	t.Helper()
@@ -200,5 +214,54 @@ func TestNames(t *testing.T) {
 		if err != nil || len(sets) != 1 || len(sets[0].Records) != 1+i || sets[0].Records[0].Crawl != p[0] {
 			t.Fatalf("crawl %q: %v, %v", p[0], sets, err)
 		}
+	}
+}
+
+// TestRecordShapeLines: in the record shape each line after the header
+// is one record, its fields beside its metadata, as a Scrapy feed's; a
+// Set whose last lines a killed writer did not write is ignored whole.
+func TestRecordShapeLines(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := jsonlsink.New(ctx, jsonlsink.Config{Dir: dir, Shape: jsonlsink.ShapeRecord}, recordtest.Options(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, a2 := recordtest.NewSet("k", "article", 3, 1), recordtest.NewSet("k", "article", 3, 2)
+	for _, set := range []record.Set{a, a2} {
+		if err := s.Put(ctx, set); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	path := files(t, dir)[0]
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	lines = lines[:len(lines)-1]
+	if len(lines) != 7 {
+		t.Fatalf("%d lines, want a header and 6 records", len(lines))
+	}
+	for i, l := range lines[1:] {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		w := []record.Set{a, a2}[i/3].Records[i%3]
+		if m["headline"] != w.Fields["headline"] || m["words"] != float64(w.Fields["words"].(int64)) || m["key"] != "k" || m["idx"] != float64(i%3) || m["set_size"] != 3.0 {
+			t.Fatalf("line %d: %v, want the record %v", i+2, m, w)
+		}
+	}
+	// Cut the last record of a2: a2 is torn, a is the current Set.
+	if err := os.WriteFile(path, []byte(strings.Join(lines[:6], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := jsonlsink.NewReader(dir, recordtest.Crawl).Sets(ctx)
+	if err != nil || len(got) != 1 || len(got[0].Records) != 3 || got[0].Records[0].Visit != 1 {
+		t.Fatalf("after a torn Set: %v, %v; want the earlier Set whole", got, err)
 	}
 }
