@@ -249,3 +249,35 @@ func TestBudget(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetAfterParse: the budget counts the selectors, not the parse,
+// which cannot be cut short and which CPU load stretches: a page whose
+// JSON or HTML takes longer to parse than the whole budget still has its
+// budget for a quick selector.
+func TestBudgetAfterParse(t *testing.T) {
+	const budget = 2 * time.Millisecond
+	bigJSON := `{"name":"x","pad":[` + strings.Repeat(`{"a":[1,2,3,"abcdefgh"]},`, 50_000) + `0]}`
+	bigHTML := "<title>x</title>" + strings.Repeat("<div><p>abcdefgh</p></div>", 40_000)
+	for _, c := range []struct {
+		name string
+		r    Rule
+		p    *saver.Page
+	}{
+		{"json", Rule{Name: "r", Fields: []Field{{Name: "v", JSON: ".name"}}}, jsonPage(bigJSON)},
+		{"html", Rule{Name: "r", Fields: []Field{{Name: "v", XPath: "/html/head/title"}}}, htmlPage(bigHTML)},
+	} {
+		e, err := Compile([]Rule{c.r}, Options{Budget: budget, MaxBody: 64 << 20, MaxNodes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		sets, err := e.Extract(context.Background(), c.p)
+		took := time.Since(start)
+		if took < 5*budget {
+			t.Fatalf("%s: the page took %v, not several budgets: it proves nothing", c.name, took)
+		}
+		if err != nil || sets[0].Records[0].Fields["v"] != "x" {
+			t.Errorf("%s: %v %v after %v, want the value: the parse spent the budget", c.name, sets, err, took)
+		}
+	}
+}

@@ -99,8 +99,12 @@ func tooMany(what string, max int) error {
 }
 
 // load decodes the body and builds what the rules need: the HTML tree, the
-// JSON value, or both.
+// JSON value, or both. The page's budget starts when it returns: parsing
+// cannot be cut short (MaxBody and MaxNodes bound it), and counting it
+// would make a large page under CPU load fail its budget before any
+// selector ran.
 func (pg *page) load(needHTML, needJSON bool) error {
+	defer func() { pg.deadline = time.Now().Add(pg.opt.Budget) }()
 	p := pg.src
 	if err := pg.sizeErr(); err != nil {
 		return err

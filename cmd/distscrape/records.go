@@ -128,9 +128,10 @@ func (pe *crawlExtractor) withSkipped(byRule map[string]manager.RuleCount) map[s
 }
 
 // extractError is an extraction error with its outcome for the manager:
-// a body that cannot be read as the rules ask, or a page that spends its
-// budget, is final (the same body comes back); an invalid record is
-// retried (a captcha or a soft ban may pass), then a dead letter.
+// a body that cannot be read as the rules ask is final (the same body
+// comes back); an invalid record (a captcha or a soft ban may pass) and a
+// page that spends its budget (the machine may be less loaded) are
+// retried, then a dead letter.
 type extractError struct {
 	err    error
 	final  bool
@@ -168,7 +169,9 @@ func outcomeOf(err error) error {
 	case errors.Is(err, extract.ErrBody):
 		return &extractError{err: err, final: true, reason: "unreadable body"}
 	case errors.Is(err, extract.ErrBudget):
-		return &extractError{err: err, final: true, reason: "extract budget"}
+		// Time, which CPU load stretches: retried like a fetch error, a
+		// dead letter only when every attempt runs out of it.
+		return &extractError{err: err, reason: "extract budget"}
 	}
 	return err
 }
