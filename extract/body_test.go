@@ -86,6 +86,25 @@ func TestCharsets(t *testing.T) {
 	if err != nil || sets[0].Records[0].Fields["n"] != "Café" {
 		t.Errorf("JSON in ISO-8859-1: %v %v", sets, err)
 	}
+	// JSON without a charset is UTF-8 (RFC 8259), whatever its type says:
+	// an invalid byte becomes U+FFFD (as encoding/json makes it), never
+	// windows-1252's letter; a NUL escaped in a string too.
+	for _, ct := range []string{"application/json", "application/ld+json", "text/plain", "", "application/json; charset=utf-8"} {
+		for _, body := range [][]byte{[]byte("{\"name\":\"Caf\xe9 \x80\"}"), []byte("\xef\xbb\xbf{\"name\":\"Caf\xe9 \x80\"}")} {
+			p := jsonPage("")
+			p.ContentType, p.Body = ct, body
+			sets, err := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+			if err != nil || sets[0].Records[0].Fields["n"] != "Caf\uFFFD \uFFFD" {
+				t.Errorf("JSON %q with invalid UTF-8, type %q: %v %v, want U+FFFD for each bad byte", body, ct, sets, err)
+			}
+		}
+	}
+	p = jsonPage("")
+	p.ContentType, p.Body = "application/json", []byte(`{"name":"a\u0000b"}`)
+	sets, err = mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+	if err != nil || sets[0].Records[0].Fields["n"] != "a\uFFFDb" {
+		t.Errorf("JSON with an escaped NUL: %v %v, want U+FFFD", sets, err)
+	}
 }
 
 // TestBodyKinds gives each kind of field bodies of the wrong kind.
