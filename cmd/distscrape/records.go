@@ -281,6 +281,25 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 	return prefixSink{s, pre}, nil
 }
 
+// checkRecords reaches the crawl's records: store without writing to it
+// (check is read-only): it connects to PostgreSQL; SQLite and JSON Lines
+// are made by the first worker. It returns where the records go; "" when
+// the crawl extracts none.
+func checkRecords(ctx context.Context, cfg *config.Config) (string, error) {
+	r := cfg.Records
+	if r.Kind == "" || len(cfg.Extract) == 0 {
+		return "", nil
+	}
+	if r.Kind == "postgres" {
+		rd, err := pgsink.NewReader(ctx, pgsink.Config{URL: r.URL}, cfg.Crawl)
+		if err != nil {
+			return "", err
+		}
+		rd.Close()
+	}
+	return recordsLocation(r), nil
+}
+
 // openRecordReader reads back what the records: sink of the crawl holds,
 // from here: the jsonl sink's directory of this machine (its own workers'
 // files), the SQLite file, or the PostgreSQL database of the fleet.
