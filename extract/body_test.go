@@ -86,6 +86,25 @@ func TestCharsets(t *testing.T) {
 	if err != nil || sets[0].Records[0].Fields["n"] != "Café" {
 		t.Errorf("JSON in ISO-8859-1: %v %v", sets, err)
 	}
+	// JSON without a charset is UTF-8 (RFC 8259), whatever its type says:
+	// an invalid byte becomes U+FFFD (as encoding/json makes it), never
+	// windows-1252's letter; a NUL escaped in a string too.
+	for _, ct := range []string{"application/json", "application/ld+json", "text/plain", "", "application/json; charset=utf-8"} {
+		for _, body := range [][]byte{[]byte("{\"name\":\"Caf\xe9 \x80\"}"), []byte("\xef\xbb\xbf{\"name\":\"Caf\xe9 \x80\"}")} {
+			p := jsonPage("")
+			p.ContentType, p.Body = ct, body
+			sets, err := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+			if err != nil || sets[0].Records[0].Fields["n"] != "Caf\uFFFD \uFFFD" {
+				t.Errorf("JSON %q with invalid UTF-8, type %q: %v %v, want U+FFFD for each bad byte", body, ct, sets, err)
+			}
+		}
+	}
+	p = jsonPage("")
+	p.ContentType, p.Body = "application/json", []byte(`{"name":"a\u0000b"}`)
+	sets, err = mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+	if err != nil || sets[0].Records[0].Fields["n"] != "a\uFFFDb" {
+		t.Errorf("JSON with an escaped NUL: %v %v, want U+FFFD", sets, err)
+	}
 }
 
 // TestBodyKinds gives each kind of field bodies of the wrong kind.
@@ -246,6 +265,38 @@ func TestBudget(t *testing.T) {
 		cancel()
 		if _, err := e.Extract(ctx, c.p); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s, cancelled: %v", c.name, err)
+		}
+	}
+}
+
+// TestBudgetAfterParse: the budget counts the selectors, not the parse,
+// which cannot be cut short and which CPU load stretches: a page whose
+// JSON or HTML takes longer to parse than the whole budget still has its
+// budget for a quick selector.
+func TestBudgetAfterParse(t *testing.T) {
+	const budget = 2 * time.Millisecond
+	bigJSON := `{"name":"x","pad":[` + strings.Repeat(`{"a":[1,2,3,"abcdefgh"]},`, 50_000) + `0]}`
+	bigHTML := "<title>x</title>" + strings.Repeat("<div><p>abcdefgh</p></div>", 40_000)
+	for _, c := range []struct {
+		name string
+		r    Rule
+		p    *saver.Page
+	}{
+		{"json", Rule{Name: "r", Fields: []Field{{Name: "v", JSON: ".name"}}}, jsonPage(bigJSON)},
+		{"html", Rule{Name: "r", Fields: []Field{{Name: "v", XPath: "/html/head/title"}}}, htmlPage(bigHTML)},
+	} {
+		e, err := Compile([]Rule{c.r}, Options{Budget: budget, MaxBody: 64 << 20, MaxNodes: 1 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		sets, err := e.Extract(context.Background(), c.p)
+		took := time.Since(start)
+		if took < 5*budget {
+			t.Fatalf("%s: the page took %v, not several budgets: it proves nothing", c.name, took)
+		}
+		if err != nil || sets[0].Records[0].Fields["v"] != "x" {
+			t.Errorf("%s: %v %v after %v, want the value: the parse spent the budget", c.name, sets, err, took)
 		}
 	}
 }

@@ -15,7 +15,9 @@ import (
 
 // Convert turns a value found in a page (or a field's default) into type
 // t, as Record.Fields holds it. base resolves URLs (nil: URLs must be
-// absolute). s is trimmed of white space first.
+// absolute). s is trimmed of white space first, and made text every sink
+// stores: a NUL byte and an invalid UTF-8 sequence become U+FFFD (as an
+// HTML parser makes a NUL, as encoding/json makes invalid UTF-8).
 //
 //   - string: as found.
 //   - int: an optional sign, digits, optionally grouped by thousands with
@@ -33,11 +35,13 @@ import (
 //   - time: RFC 3339 (a missing zone is UTC), "2006-01-02 15:04:05",
 //     "2006-01-02", HTTP dates (RFC 1123, RFC 850, ANSI C), RFC 822, dates
 //     with English month names ("January 2, 2006", "2 Jan 2006"), and Unix
-//     seconds ("1700000000", "1700000000.5"); stored in UTC.
+//     seconds ("1700000000", "1700000000.5"); stored in UTC. Years 1 to
+//     9999 only (RFC 3339's, and what every sink stores): "0000-01-01" is
+//     not a time.
 //   - url: resolved against base; the result must be absolute, and
 //     javascript:, data: and vbscript: are not URLs of a page.
 func Convert(t record.Type, s string, base *url.URL) (any, error) {
-	s = strings.TrimSpace(s)
+	s = text(strings.TrimSpace(s))
 	var v any
 	var err error
 	switch t {
@@ -64,6 +68,15 @@ func Convert(t record.Type, s string, base *url.URL) (any, error) {
 		return nil, errors.New(msg)
 	}
 	return v, nil
+}
+
+// text returns s with each NUL byte and invalid UTF-8 sequence replaced
+// by U+FFFD.
+func text(s string) string {
+	if utf8.ValidString(s) && !strings.Contains(s, "\x00") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "\uFFFD")
 }
 
 // errPlain: the value is not of the type, nothing more to say.
@@ -304,14 +317,22 @@ func parseTime(s string) (time.Time, error) {
 		if strings.HasPrefix(s, "-") {
 			n, ns = -n, -ns
 		}
-		return time.Unix(n, ns).UTC(), nil
+		return inYears(time.Unix(n, ns).UTC())
 	}
 	for _, layout := range timeLayouts {
 		if t, err := time.Parse(layout, s); err == nil {
-			return t.UTC(), nil
+			return inYears(t.UTC())
 		}
 	}
 	return time.Time{}, errors.New("want RFC 3339 (2006-01-02T15:04:05Z), a date (2006-01-02), an HTTP date or Unix seconds")
+}
+
+// inYears refuses a time outside years 1-9999, which no sink stores.
+func inYears(t time.Time) (time.Time, error) {
+	if y := t.Year(); y < 1 || y > 9999 {
+		return time.Time{}, fmt.Errorf("year %d is outside 1-9999", y)
+	}
+	return t, nil
 }
 
 func parseURL(s string, base *url.URL) (string, error) {

@@ -21,6 +21,14 @@ func TestConvertGood(t *testing.T) {
 	}{
 		{record.String, "  spaced  ", "spaced"},
 		{record.String, "x\u00a0", "x"},
+		// Text every sink stores: NUL and invalid UTF-8 become U+FFFD.
+		{record.String, "a\x00b", "a\ufffdb"},
+		{record.String, "\x00", "\ufffd"},
+		{record.String, "caf\xe9", "caf\ufffd"},
+		{record.String, "a\xc3", "a\ufffd"},
+		{record.URL, "/p?q=\x00", "http://shop.test/p?q=\ufffd"},
+		{record.Time, "0001-01-01T00:00:00Z", time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC)},
+		{record.Time, "9999-12-31T23:59:59Z", time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)},
 
 		// int: plain, signs, thousands separators of each kind, currency
 		// before and after, zero fractions.
@@ -136,6 +144,14 @@ func TestConvertBad(t *testing.T) {
 		why string // in the message, after the quoted value
 	}{
 		{record.Int, "abc", "is not an int"},
+		// Years no sink stores, written every way a time is read.
+		{record.Time, "0000-01-01", "year 0 is outside 1-9999"},
+		{record.Time, "0000-06-01T12:00:00Z", "year 0 is outside 1-9999"},
+		{record.Time, "0001-01-01T00:30:00+01:00", "year 0 is outside 1-9999"},
+		{record.Time, "0000-01-01 10:00:00", "year 0 is outside 1-9999"},
+		{record.Time, "-62135596801", "year 0 is outside 1-9999"},
+		{record.Time, "253402300800", "year 10000 is outside 1-9999"},
+		{record.Time, "Sat, 01 Jan 0000 00:00:00 GMT", "outside 1-9999"},
 		{record.Int, "12 reviews", "is not an int"},
 		{record.Int, "1.5", "fraction"},
 		{record.Int, "12,5", "fraction"},

@@ -53,6 +53,9 @@
 // Options.MaxNodes elements (a page with more is ErrBody before its tree is
 // built, and a selector yielding more values is ErrBody as well) and
 // Options.Budget of time, which every regex, selector and jq expression
-// draws on (running out is ErrBudget). Parsing and the readability pass
-// cannot be interrupted; MaxBody and MaxNodes bound them.
+// draws on (running out is ErrBudget); the budget starts once the page is
+// parsed. Parsing and the readability pass cannot be interrupted; MaxBody
+// and MaxNodes bound them. Being time, the budget depends on the machine's
+// load: a caller should retry a page that ran out of it rather than take
+// it for lost (the crawl does).
 package extract

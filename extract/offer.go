@@ -52,7 +52,7 @@ func (e *Extractor) Offer(ctx context.Context, p *saver.Page) context.Context {
 		if err := pg.sizeErr(); err != nil {
 			return nil, err
 		}
-		text, err := decode(p.Body, p.ContentType, true)
+		text, err := decode(p.Body, p.ContentType, true, false)
 		if err != nil {
 			return nil, err
 		}

@@ -99,13 +99,21 @@ func tooMany(what string, max int) error {
 }
 
 // load decodes the body and builds what the rules need: the HTML tree, the
-// JSON value, or both.
+// JSON value, or both. The page's budget starts when it returns: parsing
+// cannot be cut short (MaxBody and MaxNodes bound it), and counting it
+// would make a large page under CPU load fail its budget before any
+// selector ran.
 func (pg *page) load(needHTML, needJSON bool) error {
+	defer func() { pg.deadline = time.Now().Add(pg.opt.Budget) }()
 	p := pg.src
 	if err := pg.sizeErr(); err != nil {
 		return err
 	}
-	text, err := decode(p.Body, p.ContentType, needHTML)
+	// JSON is UTF-8 (RFC 8259): a JSON body without a charset is never
+	// read as windows-1252, its invalid bytes become U+FFFD instead.
+	mt := mediaType(p.ContentType, p.Body)
+	jsonText := mt == "application/json" || strings.HasSuffix(mt, "+json") || needJSON && !needHTML
+	text, err := decode(p.Body, p.ContentType, needHTML, jsonText)
 	if err != nil {
 		return err
 	}
@@ -245,9 +253,11 @@ func htmlType(mt string, body []byte) bool {
 
 // decode returns body as UTF-8: by the Content-Type's charset, else a BOM,
 // else (for HTML) a <meta> charset in the first 1024 bytes, else UTF-8 when
-// the body is valid UTF-8, else windows-1252 as the HTML standard says. A
-// charset named but unknown, or one that cannot be decoded, is ErrBody.
-func decode(body []byte, contentType string, sniffMeta bool) (string, error) {
+// the body is valid UTF-8 or utf8Only (JSON), else windows-1252 as the
+// HTML standard says. UTF-8 text comes out valid: an invalid sequence
+// becomes U+FFFD. A charset named but unknown, or one that cannot be
+// decoded, is ErrBody.
+func decode(body []byte, contentType string, sniffMeta, utf8Only bool) (string, error) {
 	label, from := "", ""
 	if _, params, err := mime.ParseMediaType(contentType); err == nil && params["charset"] != "" {
 		label, from = params["charset"], "Content-Type"
@@ -255,7 +265,7 @@ func decode(body []byte, contentType string, sniffMeta bool) (string, error) {
 	if label == "" {
 		switch {
 		case bytes.HasPrefix(body, []byte("\xef\xbb\xbf")):
-			return string(body[3:]), nil
+			return strings.ToValidUTF8(string(body[3:]), "\uFFFD"), nil
 		case bytes.HasPrefix(body, []byte("\xfe\xff")):
 			label, from = "utf-16be", "byte order mark"
 		case bytes.HasPrefix(body, []byte("\xff\xfe")):
@@ -268,6 +278,9 @@ func decode(body []byte, contentType string, sniffMeta bool) (string, error) {
 	if label == "" {
 		if utf8.Valid(body) {
 			return string(body), nil
+		}
+		if utf8Only {
+			return strings.ToValidUTF8(string(body), "\uFFFD"), nil
 		}
 		return decodeWith(charmap.Windows1252, body)
 	}

@@ -415,7 +415,7 @@ func resetCommand() *cli.Command {
 func checkCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "check",
-		Usage: "validate the config and reach the tracker and the saver",
+		Usage: "validate the config and reach the tracker, the saver and the records database",
 		Flags: []cli.Flag{configFlag},
 		Action: func(c *cli.Context) error {
 			cfg, err := loadConfig(c)
@@ -442,6 +442,11 @@ func checkCommand() *cli.Command {
 				return within("saver", err)
 			}
 			fmt.Fprintf(os.Stdout, "saver ok: %s\n", outputLocation(cfg, "WORKER"))
+			if where, err := checkRecords(ctx, cfg); err != nil {
+				return within("records", err)
+			} else if where != "" {
+				fmt.Fprintf(os.Stdout, "records ok: %s\n", where)
+			}
 			msg, err := checkRendering(cfg)
 			if msg != "" {
 				fmt.Fprintln(os.Stdout, msg)

@@ -304,6 +304,13 @@ func runWorker(c *cli.Context, single bool) error {
 	if stErr == nil && st.Failed > 0 {
 		dead = deadLettersLine(closeCtx, tr, cfg, worker, c.String("config"), st.Failed)
 	}
+	// A crawl that ended with pages lost says so, in its state line and
+	// its exit status (exitDeadLetters), so that a script or a scheduler
+	// does not take it for a whole crawl.
+	lost := runErr == nil && ctx.Err() == nil && stErr == nil && st.Failed > 0
+	if lost {
+		state += fmt.Sprintf(", %d %s LOST to dead letters", st.Failed, plural(st.Failed, "page", "pages"))
+	}
 	live := 0
 	if lc, ok := sc.(scraper.LiveRequisiteCounter); ok {
 		live = lc.LiveRequisites()
@@ -326,6 +333,10 @@ func runWorker(c *cli.Context, single bool) error {
 		case st.Pending+st.Leased+st.Delayed > 0:
 			return stoppedError{sig: stop.sig, left: &st}
 		}
+	}
+	if lost {
+		return cli.Exit(fmt.Sprintf("%d %s lost to dead letters (list them: distscrape failed -c %s; fetch them again: distscrape requeue --failed -c %s)",
+			st.Failed, plural(st.Failed, "page", "pages"), c.String("config"), c.String("config")), exitDeadLetters)
 	}
 	return runErr
 }

@@ -25,6 +25,9 @@ const (
 	exitOK      = 0
 	exitRuntime = 1
 	exitUsage   = 2
+	// exitDeadLetters: crawl or worker saw the crawl end (done, or a
+	// limit) with pages lost to dead letters.
+	exitDeadLetters = 3
 )
 
 // version, when set with -ldflags "-X main.version=...", overrides the

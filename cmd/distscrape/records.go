@@ -163,9 +163,10 @@ func (pe *crawlExtractor) neverFound(rules []config.ExtractRule) []string {
 }
 
 // extractError is an extraction error with its outcome for the manager:
-// a body that cannot be read as the rules ask, or a page that spends its
-// budget, is final (the same body comes back); an invalid record is
-// retried (a captcha or a soft ban may pass), then a dead letter.
+// a body that cannot be read as the rules ask is final (the same body
+// comes back); an invalid record (a captcha or a soft ban may pass) and a
+// page that spends its budget (the machine may be less loaded) are
+// retried, then a dead letter.
 type extractError struct {
 	err    error
 	final  bool
@@ -203,7 +204,9 @@ func outcomeOf(err error) error {
 	case errors.Is(err, extract.ErrBody):
 		return &extractError{err: err, final: true, reason: "unreadable body"}
 	case errors.Is(err, extract.ErrBudget):
-		return &extractError{err: err, final: true, reason: "extract budget"}
+		// Time, which CPU load stretches: retried like a fetch error, a
+		// dead letter only when every attempt runs out of it.
+		return &extractError{err: err, reason: "extract budget"}
 	}
 	return err
 }
@@ -315,6 +318,25 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 		return s, err
 	}
 	return prefixSink{s, pre}, nil
+}
+
+// checkRecords reaches the crawl's records: store without writing to it
+// (check is read-only): it connects to PostgreSQL; SQLite and JSON Lines
+// are made by the first worker. It returns where the records go; "" when
+// the crawl extracts none.
+func checkRecords(ctx context.Context, cfg *config.Config) (string, error) {
+	r := cfg.Records
+	if r.Kind == "" || len(cfg.Extract) == 0 {
+		return "", nil
+	}
+	if r.Kind == "postgres" {
+		rd, err := pgsink.NewReader(ctx, pgsink.Config{URL: r.URL}, cfg.Crawl)
+		if err != nil {
+			return "", err
+		}
+		rd.Close()
+	}
+	return recordsLocation(r), nil
 }
 
 // openRecordReader reads back what the records: sink of the crawl holds,

@@ -28,6 +28,10 @@ func TestMain(m *testing.M) {
 // binary; the result must exit with code and say every string of want (in
 // stdout or stderr) and none of never; check then proves nothing was lost
 // and nothing written where it should not be.
+// exitDeadLetters is the exit status of a crawl that ended with pages
+// lost to dead letters, as most hostile pages end.
+const exitDeadLetters = 3
+
 type hostile struct {
 	name  string
 	run   func(b *bench) testbin.Result

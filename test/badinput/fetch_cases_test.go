@@ -97,6 +97,7 @@ func metadataCase(viaProxy bool) hostile {
 	var proxy *recorder.Recorder
 	return hostile{
 		name: "fetch/metadata address spellings " + name,
+		code: exitDeadLetters,
 		run: func(b *bench) testbin.Result {
 			fetchCfg := "fetch: {robots: false, timeout: 5s}"
 			if viaProxy {
@@ -143,6 +144,7 @@ func siteCase(name string, paths []string, reason, scraperExtra, fetchCfg string
 				fetchCfg, "saver: {kind: none}")
 			return b.exec(time.Minute, "crawl", "-c", cfg)
 		},
+		code: exitDeadLetters,
 		want: append([]string{fmt.Sprintf("1 done, %d failed", len(paths))}, want...),
 		check: func(b *bench, _ testbin.Result) {
 			b.settled(b.dir + "/crawl.yaml")

@@ -30,6 +30,7 @@ func pageCase(name, path, reason string, linkRegex ...string) hostile {
 				"fetch: {robots: false, timeout: 2s, max_body: 1MiB, max_redirects: 5}", "saver: {kind: file, dir: out}")
 			return b.exec(2*time.Minute, "crawl", "-c", cfg)
 		},
+		code: exitDeadLetters,
 		want: []string{"1 done, 1 failed"},
 		check: func(b *bench, _ testbin.Result) {
 			cfg := b.dir + "/crawl.yaml"

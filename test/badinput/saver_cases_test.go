@@ -46,6 +46,7 @@ func saverCases() []hostile {
 			// failed items (retried, then dead letters naming the cause),
 			// never completed; no page file is left truncated.
 			name: "saver/disk full",
+			code: exitDeadLetters,
 			run: func(b *bench) testbin.Result {
 				out := filepath.Join(b.dir, "out")
 				mountTmpfs(b, out, "192k")

@@ -139,6 +139,7 @@ func secretQueryCase() hostile {
 	const key = "Kq9vApiKeyW3x"
 	return hostile{
 		name: "secrets/api_key from ${API_KEY} in download_url_fmt",
+		code: exitDeadLetters,
 		run: func(b *bench) testbin.Result {
 			site := fixturesite.Start(b.t, fixturesite.Options{IDs: 10})
 			cfg := b.config("crawl: sec", b.memoryTracker(""),

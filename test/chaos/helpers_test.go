@@ -161,6 +161,10 @@ func leasesLost(stdout string) int {
 	return n
 }
 
+// exitDeadLetters is the exit status of a worker that saw the crawl end
+// with pages lost to dead letters (the fixture site's failing pages).
+const exitDeadLetters = 3
+
 // crashed reports whether a process's stderr shows a Go crash.
 func crashed(stderr string) bool {
 	return strings.Contains(stderr, "panic:") || strings.Contains(stderr, "fatal error:") ||

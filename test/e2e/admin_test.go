@@ -26,7 +26,7 @@ func TestOperatorCommands(t *testing.T) {
 	if r := cmd.Run(t, time.Minute, "check", "-c", cfg); r.Code != 0 || !strings.Contains(r.Stdout, "tracker ok") || !strings.Contains(r.Stdout, "saver ok") {
 		t.Fatalf("check: %s", r)
 	}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1"); r.Code != 0 {
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1"); r.Code != exitDeadLetters {
 		t.Fatalf("worker: %s", r)
 	}
 	notFound, _ := site.FailingPages()
@@ -45,7 +45,7 @@ func TestOperatorCommands(t *testing.T) {
 	if st := status(t, cmd, cfg); st.Pending != 3 || st.Failed != 0 {
 		t.Fatalf("after requeue --failed: %+v", st)
 	}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w2"); r.Code != 0 {
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w2"); r.Code != exitDeadLetters {
 		t.Fatalf("second worker: %s", r)
 	}
 	if st := status(t, cmd, cfg); st.Failed != 3 || st.Pending != 0 || st.Done != int64(len(site.Pages())) {

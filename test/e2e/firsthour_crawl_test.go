@@ -150,7 +150,7 @@ func TestDeadLettersOfAOneProcessCrawl(t *testing.T) {
 				Scraper: linkScraper(site), Saver: tc.saver,
 			}.write(t, dir)
 			r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg)
-			if r.Code != 0 || !strings.Contains(r.Stdout, "dead letters  5, each with its last error, in "+filepath.FromSlash(tc.file)) ||
+			if r.Code != exitDeadLetters || !strings.Contains(r.Stdout, "dead letters  5, each with its last error, in "+filepath.FromSlash(tc.file)) ||
 				strings.Contains(r.Stdout, "distscrape failed") {
 				t.Fatalf("crawl: %s", r)
 			}
@@ -193,7 +193,7 @@ func TestFailedCountsAll(t *testing.T) {
 	dir := t.TempDir()
 	cfg := crawlConfig{Tracker: redisTracker(rs, "30s"), Scraper: linkScraper(site), Saver: "saver: {kind: none}"}.write(t, dir)
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg); r.Code != 0 || !strings.Contains(r.Stdout, "dead letters  8; list them with: distscrape failed -c "+cfg) {
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg); r.Code != exitDeadLetters || !strings.Contains(r.Stdout, "dead letters  8; list them with: distscrape failed -c "+cfg) {
 		t.Fatalf("worker: %s", r)
 	}
 	hint := "retry them with: distscrape requeue -c " + cfg + " --failed"

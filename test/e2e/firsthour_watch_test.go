@@ -63,7 +63,7 @@ func TestReadOnlyCommandsWriteNoOutput(t *testing.T) {
 			cmd := testbin.Cmd{Dir: dir}
 			for _, phase := range []string{"before the crawl", "after the crawl"} {
 				if phase == "after the crawl" {
-					if r := cmd.Run(t, runTimeout, tc.run, "-c", cfg, "--id", "w"); r.Code != 0 {
+					if r := cmd.Run(t, runTimeout, tc.run, "-c", cfg, "--id", "w"); r.Code != exitDeadLetters {
 						t.Fatalf("%s: %s", tc.run, r)
 					}
 				}
@@ -100,7 +100,7 @@ func TestStatusWatch(t *testing.T) {
 	if text.Exited() || js.Exited() {
 		t.Fatalf("the watch of a crawl not yet seeded ended:\n%s\n%s", text.Stdout(), js.Stdout())
 	}
-	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != exitDeadLetters {
 		t.Fatalf("crawl: %s", r)
 	}
 	want := fmt.Sprintf("crawl done: %d done, 1 failed\n", len(site.Pages()))

@@ -42,7 +42,7 @@ func deadLetterCommands(t *testing.T, trackerConfig string, run []string) {
 		Saver:   "saver: {kind: file, dir: out}",
 	}.write(t, dir)
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, append(run[:1:1], append([]string{"-c", cfg}, run[1:]...)...)...); r.Code != 0 {
+	if r := cmd.Run(t, runTimeout, append(run[:1:1], append([]string{"-c", cfg}, run[1:]...)...)...); r.Code != exitDeadLetters {
 		t.Fatalf("%s: %s", run[0], r)
 	}
 	notFound, _ := site.FailingPages()

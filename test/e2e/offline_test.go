@@ -36,7 +36,7 @@ func crawlMirrorSite(t *testing.T, site *fixturesite.Site, saver string) string 
 		Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q]}", site.URL()+fixturesite.MirrorPath),
 		Saver:   saver,
 	}.write(t, dir)
-	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg); r.Code != exitDeadLetters {
 		t.Fatalf("crawl: %s", r)
 	}
 	return filepath.Join(dir, "out")

@@ -66,7 +66,7 @@ func TestPriorityRuleFetchesFirst(t *testing.T) {
 	if st := labelStatus(t, cmd, cfg, "batch-1"); st.Pending != 1 || st.Added != 1 {
 		t.Fatalf("status --label batch-1 after the seed: %+v", st)
 	}
-	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1"); r.Code != 0 {
+	if r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1"); r.Code != exitDeadLetters {
 		t.Fatalf("worker: %s", r)
 	}
 	var order []string

@@ -54,7 +54,7 @@ func TestReadOnlyCommandsWriteNothing(t *testing.T) {
 				}
 			}
 			look("before any crawl")
-			if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != 0 {
+			if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg); r.Code != exitDeadLetters {
 				t.Fatalf("crawl: %s", r)
 			}
 			look("after the crawl")

@@ -155,7 +155,7 @@ func TestScrapeBadPages(t *testing.T) {
 		"records: {kind: sqlite, path: out/bad.db}")
 	cmd := testbin.Cmd{Dir: dir}
 	r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress")
-	if r.Code != 0 {
+	if r.Code != exitDeadLetters {
 		t.Fatalf("crawl: %s", r)
 	}
 	if !strings.Contains(r.Stdout, "skipme 0 (1 invalid)") || !strings.Contains(r.Stdout, "title 1") {
@@ -188,9 +188,10 @@ func TestScrapeBadPages(t *testing.T) {
 
 // TestScrapePostgresDown: PostgreSQL stops mid-crawl for longer than a
 // lease: the pages whose records cannot be written wait (their leases
-// extended), then go back to the queue without an attempt, four times; with max_attempts 2 no page but the captchas is a dead letter,
-// none is completed without its records, and once the database is back
-// the crawl ends with every record, one row per product.
+// extended), then go back to the queue without an attempt, four times;
+// with max_attempts 2 no page but the captchas is a dead letter, none is
+// completed without its records, and once the database is back the crawl
+// ends with every record, one row per product.
 func TestScrapePostgresDown(t *testing.T) {
 	pg := pgtest.Start(t, pgtest.Options{})
 	url := pg.CreateDB(t, "shop")
@@ -221,7 +222,7 @@ func TestScrapePostgresDown(t *testing.T) {
 		t.Errorf("an outage failed pages:\n%s", w.Stderr())
 	}
 	pg.Restart(t)
-	if r := w.Wait(t, runTimeout); r.Code != 0 {
+	if r := w.Wait(t, runTimeout); r.Code != exitDeadLetters {
 		t.Fatalf("worker: %s", r)
 	}
 	got := pgProducts(t, pg.URL("shop"))

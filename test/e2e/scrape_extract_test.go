@@ -54,7 +54,7 @@ func TestExtractFromStores(t *testing.T) {
 		dirs[s.name] = dir
 		cfg := writeYAML(t, dir, "crawl: shop", "tracker: {kind: memory, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
 			shopScraper(site), "fetch: {concurrency: 8, timeout: 10s}", s.saver, shopRules, "records: {kind: sqlite, path: out/crawl.db}")
-		if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != 0 {
+		if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != exitDeadLetters {
 			t.Fatalf("crawl into %s: %s", s.name, r)
 		}
 	}

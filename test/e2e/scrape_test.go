@@ -142,7 +142,7 @@ func TestScrapeShopIntoSQLite(t *testing.T) {
 		shopRules, "records: {kind: sqlite, path: out/shop.db}")
 	cmd := testbin.Cmd{Dir: dir}
 	r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress")
-	if r.Code != 0 {
+	if r.Code != exitDeadLetters {
 		t.Fatalf("crawl: %s", r)
 	}
 	// Each captcha page counts its invalid record once, whatever its attempts.
@@ -237,7 +237,7 @@ func TestScrapeFleetIntoPostgres(t *testing.T) {
 	if st := status(t, cmd, cfg); st.Pending+st.Leased == 0 {
 		t.Fatalf("nothing left after the kill; the test proves nothing: %+v", st)
 	}
-	if r := other.Wait(t, runTimeout); r.Code != 0 {
+	if r := other.Wait(t, runTimeout); r.Code != exitDeadLetters {
 		t.Fatalf("other worker: %s", r)
 	}
 	if strings.Contains(other.Stderr(), pg.Password) {

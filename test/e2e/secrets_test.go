@@ -37,7 +37,7 @@ log: {level: debug, format: %s}
 			cmd := testbin.Cmd{Dir: dir, Env: []string{"API_KEY=" + key}}
 			var shown []testbin.Result
 			r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress")
-			if r.Code != 0 {
+			if r.Code != exitDeadLetters {
 				t.Fatalf("crawl: %s", r)
 			}
 			shown = append(shown, r)

@@ -30,7 +30,7 @@ func TestMirrorIntoWARC(t *testing.T) {
 		Saver:   "saver: {kind: warc, dir: out, max_size: 1MiB, cdx: true, warc_revisits: true, wacz: true}",
 	}.write(t, dir)
 	r := testbin.Cmd{Dir: dir}.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "solo")
-	if r.Code != 0 {
+	if r.Code != exitDeadLetters {
 		t.Fatalf("crawl: %s", r)
 	}
 	if !strings.Contains(r.Stdout, "WARC files out/e2e-solo-*.warc.gz") {
