@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -96,7 +97,7 @@ func WriteWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStat
 			return st, fmt.Errorf("%w %s", ErrStillWritten, w)
 		}
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(out), ".wacz-*")
+	tmp, err := waczTemp(out, opts.Logger)
 	if err != nil {
 		return st, fmt.Errorf("wacz: %w", err)
 	}
@@ -134,6 +135,55 @@ func WriteWACZ(ctx context.Context, dir, out string, opts WACZOptions) (WACZStat
 		return st, err
 	}
 	return WACZStats{WARCs: len(warcs), Records: p.records, Pages: len(p.pages), Bytes: fi.Size()}, nil
+}
+
+// waczTemp creates the temporary file out is written as, beside it and
+// locked (flock) while this process lives: ".<out's name>.tmp-<random>".
+// The temporary files of out a killed run left (unlocked) are removed
+// first; a live run's are left alone.
+func waczTemp(out string, log *slog.Logger) (*os.File, error) {
+	dir, prefix := filepath.Dir(out), "."+filepath.Base(out)+".tmp-"
+	if disk.LockSupported {
+		stale, _ := filepath.Glob(filepath.Join(dir, globEscape(prefix)+"*"))
+		for _, p := range stale {
+			f, ok, err := disk.TryLock(p)
+			if err != nil || !ok {
+				continue // a live run's, or not ours to judge
+			}
+			if err := os.Remove(p); err == nil {
+				log.Info("wacz: removed the temporary file of a run that was killed", "file", p)
+			}
+			f.Close()
+		}
+	}
+	for range 8 {
+		var b [8]byte
+		rand.Read(b[:])
+		name := filepath.Join(dir, prefix+hex.EncodeToString(b[:]))
+		if _, err := os.Lstat(name); err == nil {
+			continue
+		}
+		f, ok, err := disk.TryLock(name)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return f, nil
+		}
+	}
+	return nil, fmt.Errorf("no temporary file name free beside %s", out)
+}
+
+// globEscape escapes the glob metacharacters of a literal name part.
+func globEscape(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune(`*?[\`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // liveFiles are the files live writers of dir are writing (after Repair,
