@@ -62,6 +62,7 @@ type Jar struct {
 	mu      sync.Mutex
 	pulled  time.Time
 	warned  bool
+	attrs   attrs // attrs.go
 }
 
 // New returns an empty jar.
@@ -89,6 +90,7 @@ func New(cfg Config) (*Jar, error) {
 // them to the fleet.
 func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 	j.local.SetCookies(u, cs)
+	j.attrs.set(u, cs)
 	j.push(u, cs)
 }
 
@@ -242,7 +244,9 @@ func (j *Jar) Pull(ctx context.Context) error {
 		if s.Secure {
 			scheme = "https"
 		}
-		j.local.SetCookies(&url.URL{Scheme: scheme, Host: s.Domain, Path: s.Path}, []*http.Cookie{c})
+		pu := &url.URL{Scheme: scheme, Host: s.Domain, Path: s.Path}
+		j.local.SetCookies(pu, []*http.Cookie{c})
+		j.attrs.set(pu, []*http.Cookie{c})
 	}
 	return nil
 }
