@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/fetch/render"
@@ -137,4 +138,23 @@ func hopURLs(hs []*fetch.Response) []string {
 		out = append(out, h.URL.String())
 	}
 	return out
+}
+
+// TestRenderDialogs: a page that opens an alert, a confirm or a prompt
+// before writing its content renders at once with that content (the
+// dialog dismissed: confirm false, prompt null), not at its timeout.
+func TestRenderDialogs(t *testing.T) {
+	tb := setup(t, func(_ *fetch.Config, c *Config) { c.Timeout = 10 * time.Second })
+	for kind, answer := range map[string]string{"alert": "undefined", "confirm": "false", "prompt": "null"} {
+		for _, rule := range []render.Rule{{}, {WaitFor: "#after"}, {WaitFor: render.NetworkIdle}} {
+			p, err := tb.render(t, fixturesite.JSDialogPath+"?kind="+kind, rule)
+			if err != nil {
+				t.Errorf("%s %+v: %v", kind, rule, err)
+				continue
+			}
+			if want := fixturesite.JSDialogText + " " + answer; !strings.Contains(string(p.Response.Body), want) {
+				t.Errorf("%s %+v: body lacks %q:\n%.400s", kind, rule, want, p.Response.Body)
+			}
+		}
+	}
 }
