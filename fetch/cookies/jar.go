@@ -92,6 +92,7 @@ type Jar struct {
 	pulled  time.Time
 	version int64 // the LogStore's version at the last pull
 	warned  bool
+	attrs   attrs // attrs.go
 }
 
 // New returns an empty jar.
@@ -127,6 +128,7 @@ func (j *Jar) SetCookies(u *url.URL, cs []*http.Cookie) {
 		}
 	}
 	j.local.SetCookies(u, kept)
+	j.attrs.set(u, kept)
 	j.push(u, kept)
 }
 
@@ -309,7 +311,9 @@ func (j *Jar) Pull(ctx context.Context) error {
 		if s.Secure {
 			scheme = "https"
 		}
-		j.local.SetCookies(&url.URL{Scheme: scheme, Host: s.Domain, Path: s.Path}, []*http.Cookie{c})
+		pu := &url.URL{Scheme: scheme, Host: s.Domain, Path: s.Path}
+		j.local.SetCookies(pu, []*http.Cookie{c})
+		j.attrs.set(pu, []*http.Cookie{c})
 	}
 	return nil
 }

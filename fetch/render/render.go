@@ -42,9 +42,8 @@ type Rule struct {
 	// Capture lists the copies to make of the rendered page.
 	Capture []Kind
 	// Steps run in order after the wait (a login: fill, click, wait). A
-	// page with steps may navigate its top frame (a form submitted); the
-	// navigation is fetched like any of its requests, within InScope, and
-	// the DOM taken is the last document's.
+	// page with steps may also navigate its top frame to any URL of its
+	// own host (a form submitted), not only within InScope.
 	Steps []Step
 }
 
@@ -114,10 +113,30 @@ type Page struct {
 	// (serialized as HTML, UTF-8: ContentType "text/html", the Content-Type
 	// header "text/html; charset=utf-8", no Content-Length or
 	// Content-Encoding, WireBody nil). Status, the other headers, URL,
-	// Request, Proto and RemoteAddr are the document's, as fetched.
-	// A document that is not HTML is returned as fetched, not rendered.
+	// Request, Proto and RemoteAddr are the document's, as fetched: the
+	// last document the top frame showed when the page navigated (see
+	// Navigations), with the ones before it as Hops. A document that is
+	// not HTML is returned as fetched, not rendered.
 	Response *fetch.Response
 	Captures []Capture
+	// Navigations are the navigations of the top frame the page made
+	// after its document (a script's location, a form, a link, a meta
+	// refresh), in order, each followed (Response is then the last
+	// document, the ones before it its Hops) or refused.
+	Navigations []Navigation
+}
+
+// Navigation is one navigation of a rendered page's top frame.
+type Navigation struct {
+	Method string
+	URL    string // redacted
+	// Status is the answer's; 0 when the request was not sent.
+	Status int
+	// Followed says the browser was given the answer (in scope, 2xx HTML
+	// or 3xx); else Refused says why not ("out of scope", "answered
+	// 401", ...) and the page stayed as it stood.
+	Followed bool
+	Refused  string
 }
 
 // Renderer renders pages. Its errors carry a fetch.Outcome: the document's

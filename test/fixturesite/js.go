@@ -134,7 +134,7 @@ func (s *Site) serveJS(w http.ResponseWriter, r *http.Request) bool {
 	case p == JSHangPath:
 		h["Content-Type"] = htmlType
 		_, _ = w.Write([]byte("<!DOCTYPE html>\n<html><head><title>Hang</title></head><body><h1>Hang</h1><script src=\"" + jsStallPath + "\"></script></body></html>\n"))
-	case s.serveGate(w, r):
+	case s.serveGate(w, r), s.serveJSHostile(w, r):
 	case p == jsStallPath:
 		<-r.Context().Done() // until the client gives up
 	default:

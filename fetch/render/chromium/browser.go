@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
 
 	"github.com/distscrape/distscrape/fetch"
@@ -154,6 +155,9 @@ func (b *Browser) start() (*instance, error) {
 	case <-t.C:
 		err = fmt.Errorf("no answer within %v", b.cfg.StartTimeout)
 	}
+	if err == nil {
+		err = denyDownloads(bctx, b.cfg.StartTimeout)
+	}
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("%w: %s: %w", ErrStart, b.path, err)
@@ -164,6 +168,20 @@ func (b *Browser) start() (*instance, error) {
 	}
 	b.cfg.Logger.Debug("chromium started", "path", b.path, "pid", in.pid)
 	return in, nil
+}
+
+// denyDownloads makes the browser refuse every download (an attachment,
+// a link's download attribute, a blob:): no page writes a file anywhere.
+// Tabs open in the default browser context, which this sets.
+func denyDownloads(bctx context.Context, timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(bctx, timeout)
+	defer cancel()
+	_, err := cdp.Call(ctx, chromedp.FromContext(bctx).Browser, browser.SetDownloadBehavior,
+		browser.SetDownloadBehaviorParams{Behavior: browser.SetDownloadBehaviorBehaviorDeny})
+	if err != nil {
+		return fmt.Errorf("denying downloads: %w", err)
+	}
+	return nil
 }
 
 // acquire returns the browser to open a tab in, starting one when there is

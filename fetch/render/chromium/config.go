@@ -15,9 +15,8 @@
 // EventSource, beacons and every request of no static type must pass
 // Config.InScope, and scripts, style sheets, images, fonts and media
 // Config.SubresourceInScope (InScope when nil); a page's requests share
-// one byte budget (Config.MaxPageBytes). A script's navigation of the
-// top frame away from the page is refused: the item's page is what is
-// rendered.
+// one byte budget (Config.MaxPageBytes). A navigation of the top frame
+// is a redirect of the item (see nav.go); downloads are denied.
 //
 // As a second wall, the browser is started with a proxy that is no proxy
 // (a closed port on 127.0.0.1, loopback included), every host name

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 )
@@ -27,22 +28,67 @@ import (
 // A cookie a script deletes is not deleted from the jar: a page cannot
 // end the crawl's session that way.
 
-// cookiesIn sets the jar's cookies for u in the tab's browser.
+// fullJar is a jar that tells each cookie's attributes (cookies.Jar).
+type fullJar interface {
+	CookiesFull(u *url.URL) []*http.Cookie
+}
+
+// cookiesIn sets the jar's cookies for u in the tab's browser, each with
+// the attributes it was set with (domain, path, Secure, HttpOnly,
+// SameSite, expiry): a script reads an HttpOnly cookie no more than in a
+// browser the site set it in. From a jar that does not tell them, every
+// cookie is set HttpOnly (the page's requests get them from the jar).
 func (in *interceptor) cookiesIn(ctx context.Context, u *url.URL) error {
 	jar := in.client.Jar()
 	if jar == nil {
 		return nil
 	}
-	cs := jar.Cookies(u)
+	var cs []*http.Cookie
+	if fj, ok := jar.(fullJar); ok {
+		cs = fj.CookiesFull(u)
+	} else {
+		for _, c := range jar.Cookies(u) {
+			cs = append(cs, &http.Cookie{Name: c.Name, Value: c.Value, Path: "/", HttpOnly: true})
+		}
+	}
 	if len(cs) == 0 {
 		return nil
 	}
 	params := make([]*network.CookieParam, 0, len(cs))
 	for _, c := range cs {
-		params = append(params, &network.CookieParam{Name: c.Name, Value: c.Value, URL: u.String(), Path: "/"})
+		params = append(params, cookieParam(u, c))
 	}
 	_, err := chromedp.Call(ctx, network.SetCookies, network.SetCookiesParams{Cookies: params})
 	return err
+}
+
+// cookieParam is c, a cookie of the jar's for u, as the browser takes it.
+func cookieParam(u *url.URL, c *http.Cookie) *network.CookieParam {
+	path := c.Path
+	if !strings.HasPrefix(path, "/") {
+		path = "/"
+	}
+	scheme := u.Scheme
+	if c.Secure {
+		scheme = "https" // the browser takes a Secure cookie only from a secure URL
+	}
+	p := &network.CookieParam{Name: c.Name, Value: c.Value, Path: path, Secure: c.Secure, HTTPOnly: c.HttpOnly,
+		URL: (&url.URL{Scheme: scheme, Host: u.Host, Path: path}).String()}
+	if c.Domain != "" {
+		p.Domain = "." + strings.TrimPrefix(c.Domain, ".")
+	}
+	switch c.SameSite {
+	case http.SameSiteLaxMode:
+		p.SameSite = network.CookieSameSiteLax
+	case http.SameSiteStrictMode:
+		p.SameSite = network.CookieSameSiteStrict
+	case http.SameSiteNoneMode:
+		p.SameSite = network.CookieSameSiteNone
+	}
+	if !c.Expires.IsZero() {
+		p.Expires = cdp.TimeSinceEpoch(float64(c.Expires.UnixMilli()) / 1000)
+	}
+	return p
 }
 
 // cookiesOut copies into the jar the browser's cookies for u whose value
@@ -66,6 +112,14 @@ func (in *interceptor) cookiesOut(ctx context.Context, u *url.URL) {
 			continue
 		}
 		hc := &http.Cookie{Name: c.Name, Value: c.Value, Path: c.Path, Secure: c.Secure, HttpOnly: c.HTTPOnly}
+		switch c.SameSite {
+		case network.CookieSameSiteLax:
+			hc.SameSite = http.SameSiteLaxMode
+		case network.CookieSameSiteStrict:
+			hc.SameSite = http.SameSiteStrictMode
+		case network.CookieSameSiteNone:
+			hc.SameSite = http.SameSiteNoneMode
+		}
 		if strings.HasPrefix(c.Domain, ".") {
 			hc.Domain = c.Domain
 		}

@@ -33,7 +33,8 @@ type interceptor struct {
 
 	budget   atomic.Int64 // bytes the page may still load
 	served   atomic.Bool  // the document was given to the top frame
-	navigate bool         // the top frame may navigate (Rule.Steps); set before the page loads
+	navigate bool         // the top frame may navigate on its host beyond InScope (Rule.Steps); set before the page loads
+	nav      navState     // the top frame's navigations (nav.go)
 	inflight atomic.Int64 // requests paused and not yet answered
 	last     atomic.Int64 // UnixNano of the last request paused or answered
 	wg       sync.WaitGroup
@@ -63,6 +64,7 @@ func (in *interceptor) enable(ctx context.Context) error {
 func (in *interceptor) on(ev any) {
 	e, ok := ev.(*cdpfetch.EventRequestPaused)
 	if !ok {
+		in.onPage(ev)
 		return
 	}
 	in.inflight.Add(1)
@@ -100,10 +102,8 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 			in.fulfil(e, in.doc)
 			return
 		}
-		if !in.navigate {
-			in.refuse(e, "top frame navigation", e.Request.URL)
-			return
-		}
+		in.navigation(e) // nav.go
+		return
 	}
 	u, err := url.Parse(e.Request.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") {
@@ -113,9 +113,6 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 	scope := in.inScope
 	if staticTypes[e.ResourceType] {
 		scope = in.subScope
-	}
-	if e.ResourceType == network.ResourceTypeDocument && e.FrameID == in.mainFrame && strings.EqualFold(u.Host, in.doc.URL.Host) {
-		scope = nil // steps navigating the page on its own site (a login form posted): Exchange's rules still hold
 	}
 	if scope != nil && !scope(u) {
 		in.refuse(e, "out of scope", u.Redacted())
@@ -188,8 +185,10 @@ var skipHeaders = map[string]bool{"Content-Encoding": true, "Content-Length": tr
 
 func (in *interceptor) fulfil(e *cdpfetch.EventRequestPaused, r *fetch.Response) {
 	var hs []*cdpfetch.HeaderEntry
+	// The top frame's document is rendered, never downloaded.
+	top := e.ResourceType == network.ResourceTypeDocument && e.FrameID == in.mainFrame
 	for k, vs := range r.Header {
-		if skipHeaders[k] {
+		if skipHeaders[k] || top && k == "Content-Disposition" {
 			continue
 		}
 		for _, v := range vs {

@@ -135,7 +135,7 @@ func (b *Browser) renderIn(ctx context.Context, in *instance, doc *fetch.Respons
 	if err := chromedp.Do(tab, chromedp.Navigate(doc.URL.String())); err != nil {
 		return nil, withCause(pctx, err)
 	}
-	if err := b.wait(tab, icp, rule.WaitFor); err != nil {
+	if err := b.wait(tab, icp, rule.WaitFor, 0); err != nil {
 		return nil, withCause(pctx, err)
 	}
 	if err := runSteps(tab, icp, rule.Steps); err != nil {
@@ -144,12 +144,17 @@ func (b *Browser) renderIn(ctx context.Context, in *instance, doc *fetch.Respons
 	if err := scroll(tab, icp, rule.Scroll); err != nil {
 		return nil, withCause(pctx, err)
 	}
-	html, err := chromedp.Run(tab, chromedp.Evaluate[string](serializeDOM))
+	snap, err := b.takeDOM(tab, icp, rule.WaitFor)
 	if err != nil {
 		return nil, withCause(pctx, err)
 	}
-	icp.cookiesOut(tab, doc.URL)
-	p := &render.Page{Response: renderedResponse(doc, html)}
+	final, hops, err := icp.document(snap.URL)
+	if err != nil {
+		return nil, withCause(pctx, err)
+	}
+	icp.cookiesOut(tab, final.URL)
+	p := &render.Page{Response: renderedResponse(final, snap.HTML), Navigations: icp.navigations()}
+	p.Response.Hops = hops
 	for _, k := range rule.Capture {
 		data, err := capture(tab, k)
 		if err != nil {
@@ -168,8 +173,51 @@ func withCause(pctx context.Context, err error) error {
 	return err
 }
 
-// serializeDOM is the page as HTML: its doctype and the root element.
-const serializeDOM = `(document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML`
+// serializeDOM is the page as HTML (its doctype and the root element)
+// and the URL its document was navigated to (not what pushState made of
+// location).
+const serializeDOM = `({
+  url: (performance.getEntriesByType("navigation")[0] || {name: location.href}).name,
+  html: (document.doctype ? new XMLSerializer().serializeToString(document.doctype) + "\n" : "") + document.documentElement.outerHTML,
+})`
+
+// domSnap is what serializeDOM returns.
+type domSnap struct {
+	URL  string `json:"url"`
+	HTML string `json:"html"`
+}
+
+// renavWait bounds the wait for Rule.WaitFor's selector on a document
+// the page navigated to after it was waited for: the operator's selector
+// names an element of the page asked for, which the next one may lack.
+const renavWait = 2 * time.Second
+
+// takeDOM serializes the document the top frame shows once no
+// navigation of it is under way. A navigation that comes after the page
+// was waited for (a delayed location=, a meta refresh) is followed: the
+// new document is waited for as waitFor says (a selector at most
+// renavWait), then taken; a navigation
+// during the serialization takes the next document instead.
+func (b *Browser) takeDOM(tab context.Context, icp *interceptor, waitFor string) (domSnap, error) {
+	_, waited := icp.settled()
+	for round := 0; ; round++ {
+		seq, err := icp.waitSettled(tab)
+		if err != nil {
+			return domSnap{}, err
+		}
+		if seq != waited && round <= maxNavigations {
+			if err := b.wait(tab, icp, waitFor, renavWait); err != nil {
+				return domSnap{}, err
+			}
+			waited = seq
+			continue
+		}
+		snap, err := chromedp.Run(tab, chromedp.Evaluate[domSnap](serializeDOM))
+		if ok, now := icp.settled(); (ok && now == seq) || round > maxNavigations {
+			return snap, err
+		}
+	}
+}
 
 // renderedResponse is doc with the rendered DOM as its body.
 func renderedResponse(doc *fetch.Response, html string) *fetch.Response {
@@ -189,7 +237,14 @@ func renderedResponse(doc *fetch.Response, html string) *fetch.Response {
 }
 
 // wait waits as WaitFor says, after the load event.
-func (b *Browser) wait(tab context.Context, icp *interceptor, waitFor string) error {
+// A selector is looked for up to bound (0: until the page's timeout), and
+// at most renavWait once the top frame navigated; then the page is
+// taken as it is.
+func (b *Browser) wait(tab context.Context, icp *interceptor, waitFor string, bound time.Duration) error {
+	var deadline time.Time
+	if bound > 0 {
+		deadline = time.Now().Add(bound)
+	}
 	switch strings.TrimSpace(waitFor) {
 	case "":
 		return nil
@@ -199,14 +254,20 @@ func (b *Browser) wait(tab context.Context, icp *interceptor, waitFor string) er
 	sel, _ := json.Marshal(strings.TrimSpace(waitFor))
 	expr := "document.querySelector(" + string(sel) + ") !== null"
 	for {
+		if deadline.IsZero() && icp.followed() {
+			deadline = time.Now().Add(renavWait) // the page left for another document
+		}
 		found, err := chromedp.Run(tab, chromedp.Evaluate[bool](expr))
 		if err != nil {
 			if strings.Contains(err.Error(), "not a valid selector") {
 				return fetch.Final("bad wait_for", fmt.Errorf("%w %q: %w", ErrWaitFor, waitFor, err))
 			}
-			return err
+			if !icp.navigated() {
+				return err
+			}
+			// The top frame is between two documents: not yet.
 		}
-		if found {
+		if err == nil && found || !deadline.IsZero() && time.Now().After(deadline) {
 			return nil
 		}
 		if err := sleep(tab, pollEvery); err != nil {
@@ -232,6 +293,14 @@ const scrollHeight = `document.scrollingElement ? document.scrollingElement.scro
 // network to be idle and the page to grow; it stops when a round adds
 // nothing.
 func scroll(tab context.Context, icp *interceptor, rounds int) error {
+	err := scrollRounds(tab, icp, rounds)
+	if err != nil && tab.Err() == nil && icp.navigated() {
+		return nil // the page left for another document: takeDOM follows it
+	}
+	return err
+}
+
+func scrollRounds(tab context.Context, icp *interceptor, rounds int) error {
 	for range rounds {
 		before, err := chromedp.Run(tab, chromedp.Evaluate[float64](scrollHeight))
 		if err != nil {
