@@ -505,6 +505,8 @@ func recordsLocation(r config.Records) string {
 		return "SQLite " + r.Path
 	case "postgres":
 		return "PostgreSQL " + redactor.URL(r.URL)
+	case "mysql":
+		return "MySQL " + redactor.URL(r.URL)
 	default:
 		return "JSON Lines in " + r.Dir
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/jsonlsink"
+	"github.com/distscrape/distscrape/record/mysqlsink"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/sqlitesink"
 	"github.com/distscrape/distscrape/saver"
@@ -247,7 +248,7 @@ func isJSONBody(resp *fetch.Response) bool {
 }
 
 // openRecords opens the records: sink for worker, with the extractor's
-// schemas; a postgres URL comes with its ${VAR} secrets filled in by the
+// schemas; a postgres or mysql URL comes with its ${VAR} secrets filled in by the
 // config and is never shown (the sink's errors leave the password out,
 // and the command's output goes through the redactor).
 func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas []record.Schema) (record.Sink, error) {
@@ -269,6 +270,8 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 		s, err = sqlitesink.New(ctx, sqlitesink.Config{Path: r.Path}, opt)
 	case "postgres":
 		s, err = pgsink.New(ctx, pgsink.Config{URL: r.URL}, opt)
+	case "mysql":
+		s, err = mysqlsink.New(ctx, mysqlsink.Config{URL: r.URL}, opt)
 	default:
 		s, err = jsonlsink.New(ctx, jsonlsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes)}, opt)
 	}
@@ -280,7 +283,8 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 
 // openRecordReader reads back what the records: sink of the crawl holds,
 // from here: the jsonl sink's directory of this machine (its own workers'
-// files), the SQLite file, or the PostgreSQL database of the fleet.
+// files), the SQLite file, or the PostgreSQL or MySQL database of the
+// fleet.
 func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
 	var rd record.Reader
@@ -299,6 +303,12 @@ func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, e
 			return nil, err
 		}
 		rd = pr
+	case "mysql":
+		mr, err := mysqlsink.NewReader(ctx, mysqlsink.Config{URL: r.URL}, cfg.Crawl)
+		if err != nil {
+			return nil, err
+		}
+		rd = mr
 	default:
 		rd = jsonlsink.NewReader(r.Dir, cfg.Crawl)
 	}
