@@ -14,7 +14,7 @@ REPLAYWEBPAGE_VERSION := 2.5.3
 export REPLAYWEBPAGE_DIR ?= $(CURDIR)/bin/node/replaywebpage
 TEST_TIMEOUT ?= 40m
 
-.PHONY: bench-broad all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
+.PHONY: bench-broad all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql mariadb versitygw chromium warcio replaywebpage wget clean
 
 all: build
 
@@ -22,11 +22,11 @@ build:
 	$(GO) build -o $(BIN) ./cmd/distscrape
 
 ## deps: install the real servers the tests run against (never mocks: Redis,
-## PostgreSQL, versitygw), and
+## PostgreSQL, MariaDB, versitygw), and
 ## the browser that opens an offline mirror (test/e2e/chromium_test.go), and
 ## wget, the reference mirror beside ours (test/e2e/links_wget_test.go), and
 ## ReplayWeb.page, which replays our WACZ in that browser (test/e2e/replay_test.go)
-deps: redis-server postgresql versitygw chromium warcio replaywebpage wget
+deps: redis-server postgresql mariadb versitygw chromium warcio replaywebpage wget
 
 wget:
 	@command -v wget >/dev/null 2>&1 || { \
@@ -44,6 +44,13 @@ postgresql:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
 		echo "installing postgresql with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql; }
+
+## mariadb: mariadb-install-db and mariadbd for the tests' private servers
+## (internal/mariadbtest); Debian keeps mariadbd in /usr/sbin
+mariadb:
+	@{ command -v mariadbd || ls /usr/sbin/mariadbd; } >/dev/null 2>&1 || { \
+		echo "installing mariadb-server with apt-get"; \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq mariadb-server; }
 
 chromium:
 	@command -v chromium >/dev/null 2>&1 || { \

@@ -3,7 +3,7 @@
 // that store them (config `records:`). It imports nothing of distscrape, so
 // a sink of one's own needs this package only, and proves itself with
 // recordtest.Run like every sink shipped (record/jsonlsink,
-// record/sqlitesink, record/pgsink).
+// record/sqlitesink, record/pgsink, record/mysqlsink).
 //
 // A record's identity is (Key, Rule, Index). A page fetched twice (at-least-
 // once delivery, a revisit) produces a new Set for each rule that matched

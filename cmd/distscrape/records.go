@@ -21,6 +21,7 @@ import (
 	"github.com/distscrape/distscrape/record/csvsink"
 	"github.com/distscrape/distscrape/record/jsonlsink"
 	"github.com/distscrape/distscrape/record/parquetsink"
+	"github.com/distscrape/distscrape/record/mysqlsink"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/sqlitesink"
 	"github.com/distscrape/distscrape/saver"
@@ -285,7 +286,7 @@ func isJSONBody(resp *fetch.Response) bool {
 }
 
 // openRecords opens the records: sink for worker, with the extractor's
-// schemas; a postgres URL comes with its ${VAR} secrets filled in by the
+// schemas; a postgres or mysql URL comes with its ${VAR} secrets filled in by the
 // config and is never shown (the sink's errors leave the password out,
 // and the command's output goes through the redactor).
 func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas []record.Schema) (record.Sink, error) {
@@ -311,6 +312,8 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 		s, err = csvsink.New(ctx, csvsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes)}, opt)
 	case "parquet":
 		s, err = parquetsink.New(ctx, parquetsink.Config{Dir: r.Dir}, opt)
+	case "mysql":
+		s, err = mysqlsink.New(ctx, mysqlsink.Config{URL: r.URL}, opt)
 	default:
 		s, err = jsonlsink.New(ctx, jsonlsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes), Shape: r.JSONLShape}, opt)
 	}
@@ -341,7 +344,8 @@ func checkRecords(ctx context.Context, cfg *config.Config) (string, error) {
 
 // openRecordReader reads back what the records: sink of the crawl holds,
 // from here: the jsonl, csv or parquet sink's directory of this machine
-// (its own workers' files), the SQLite file, or the PostgreSQL database of the fleet.
+// (its own workers' files), the SQLite file, or the PostgreSQL or MySQL
+// database of the fleet.
 func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
 	var rd record.Reader
@@ -364,6 +368,12 @@ func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, e
 		rd = csvsink.NewReader(r.Dir, cfg.Crawl)
 	case "parquet":
 		rd = parquetsink.NewReader(r.Dir, cfg.Crawl)
+	case "mysql":
+		mr, err := mysqlsink.NewReader(ctx, mysqlsink.Config{URL: r.URL}, cfg.Crawl)
+		if err != nil {
+			return nil, err
+		}
+		rd = mr
 	default:
 		rd = jsonlsink.NewReader(r.Dir, cfg.Crawl)
 	}

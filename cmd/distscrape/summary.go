@@ -73,6 +73,8 @@ func recordsLocation(r config.Records) string {
 		return "SQLite " + r.Path
 	case "postgres":
 		return "PostgreSQL " + redactor.URL(r.URL)
+	case "mysql":
+		return "MySQL " + redactor.URL(r.URL)
 	case "csv":
 		return "CSV files in " + r.Dir
 	case "parquet":

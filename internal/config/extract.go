@@ -81,13 +81,13 @@ type Fields []Field
 
 // Records is the sink of the extracted records.
 type Records struct {
-	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | csv | parquet | sqlite | postgres
+	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | csv | parquet | sqlite | postgres | mysql
 	Dir         string `yaml:"dir"`          // jsonl, csv, parquet: default "out/records"
 	RotateBytes Size   `yaml:"rotate_bytes"` // jsonl, csv: a new file past this size; default 256MiB
 	JSONLShape  string `yaml:"jsonl_shape"`  // jsonl: record (default, a line per record) | page (a line per page and rule)
 	Path        string `yaml:"path"`         // sqlite: default "out/records.db"
-	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full
-	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres: before each rule's name, e.g. "shop_"
+	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full; mysql: mysql://user:${MYSQL_PASSWORD}@host:3306/db?tls=true
+	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres, mysql: before each rule's name, e.g. "shop_"
 }
 
 // Follow is one scraper.follow entry: exactly one selector; Attr with CSS
@@ -303,18 +303,23 @@ func (c *Config) validateRecords(p *problems) {
 		}
 		return
 	}
-	if !oneOf(p, "records.kind", r.Kind, "jsonl", "csv", "parquet", "sqlite", "postgres") {
+	if !oneOf(p, "records.kind", r.Kind, "jsonl", "csv", "parquet", "sqlite", "postgres", "mysql") {
 		return
 	}
 	if len(c.Extract) == 0 {
 		p.add("records.kind", "no records are written: the config has no extract rules")
 	}
 	applies := map[string][]string{"dir": {"jsonl", "csv", "parquet"}, "rotate_bytes": {"jsonl", "csv"}, "path": {"sqlite"},
-		"url": {"postgres"}, "table_prefix": {"sqlite", "postgres"}, "jsonl_shape": {"jsonl"}}
+		"url": {"postgres", "mysql"}, "table_prefix": {"sqlite", "postgres", "mysql"}, "jsonl_shape": {"jsonl"}}
 	for key, set := range map[string]bool{"dir": r.Dir != "", "rotate_bytes": r.RotateBytes != 0, "path": r.Path != "",
 		"url": r.URL != "", "table_prefix": r.TablePrefix != "", "jsonl_shape": r.JSONLShape != ""} {
 		if set && !slices.Contains(applies[key], r.Kind) {
-			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", strings.Join(applies[key], " and "), r.Kind)
+			kinds := applies[key]
+			list := kinds[len(kinds)-1]
+			if len(kinds) > 1 {
+				list = strings.Join(kinds[:len(kinds)-1], ", ") + " and " + list
+			}
+			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", list, r.Kind)
 		}
 	}
 	switch r.Kind {
@@ -340,9 +345,40 @@ func (c *Config) validateRecords(p *problems) {
 				p.add("records.url", "sslmode=%s: want one of %s", quote(m), strings.Join(sslModes, ", "))
 			}
 		}
+	case "mysql":
+		if r.URL == "" {
+			p.add("records.url", "required when records.kind is mysql (e.g. mysql://host:3306/db?tls=true, with user:${MYSQL_PASSWORD}@ before the host)")
+		} else if u := checkCredentialURL(p, "records.url", r.URL, "mysql", "mariadb"); u != nil {
+			checkMySQLURL(p, u)
+		}
 	}
 	if r.TablePrefix != "" && !prefixRE.MatchString(r.TablePrefix) {
 		p.add("records.table_prefix", "%s: use lower-case letters, digits and '_', starting with a letter or '_'", quote(r.TablePrefix))
+	}
+}
+
+// mysqlParams are the parameters of a mysql:// records.url, with the
+// values each takes ("" for any); record/mysqlsink reads them.
+var mysqlParams = map[string][]string{"tls": {"true", "false", "skip-verify", "preferred"}, "socket": nil, "timeout": nil}
+
+// checkMySQLURL checks what record/mysqlsink would refuse in a mysql://
+// URL: no database, an unknown parameter or value.
+func checkMySQLURL(p *problems, u *url.URL) {
+	if db := strings.TrimPrefix(u.Path, "/"); db == "" || strings.Contains(db, "/") {
+		p.add("records.url", "name one database after the host (mysql://host:3306/db)")
+	}
+	for k, v := range u.Query() {
+		vals, known := mysqlParams[k]
+		switch {
+		case !known:
+			p.add("records.url", "unknown parameter %s (known: socket, timeout, tls)", quote(k))
+		case k == "timeout":
+			if d, err := time.ParseDuration(v[len(v)-1]); err != nil || d <= 0 {
+				p.add("records.url", "timeout=%s: want a duration such as 10s", quote(v[len(v)-1]))
+			}
+		case vals != nil && !slices.Contains(vals, v[len(v)-1]):
+			p.add("records.url", "%s=%s: want one of %s", k, quote(v[len(v)-1]), strings.Join(vals, ", "))
+		}
 	}
 }
 

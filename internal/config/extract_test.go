@@ -204,13 +204,13 @@ func TestBadExtract(t *testing.T) {
 		{"field required with default", rule("{a: {css: h1, required: true, default: x}}"), "extract[0].fields.a.default", "never missing"},
 		{"field all not a bool", rule("{a: {css: h1, all: many}}"), "extract[0].fields.a.all", "expected true or false"},
 		// Records sinks.
-		{"records unknown kind", head + oneRule + "records: {kind: mysql}\n", "records.kind", `unknown value "mysql" (want jsonl, csv, parquet, sqlite or postgres)`},
+		{"records unknown kind", head + oneRule + "records: {kind: mongodb}\n", "records.kind", `unknown value "mongodb" (want jsonl, csv, parquet, sqlite, postgres or mysql)`},
 		{"records without rules", head + "records: {kind: sqlite}\n", "records.kind", "no extract rules"},
 		{"records key without rules", head + "records: {path: a.db}\n", "records.path", "no extract rules"},
-		{"records dir with postgres", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db', dir: out}\n", "records.dir", "applies to records.kind jsonl and csv and parquet only"},
-		{"records dir with sqlite", head + oneRule + "records: {kind: sqlite, dir: out}\n", "records.dir", "applies to records.kind jsonl and csv and parquet only"},
+		{"records dir with postgres", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db', dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
+		{"records dir with sqlite", head + oneRule + "records: {kind: sqlite, dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
 		{"records path with jsonl", head + oneRule + "records: {kind: jsonl, path: a.db}\n", "records.path", "applies to records.kind sqlite only"},
-		{"records url with sqlite", head + oneRule + "records: {kind: sqlite, url: 'postgres://h/db'}\n", "records.url", "applies to records.kind postgres only"},
+		{"records url with sqlite", head + oneRule + "records: {kind: sqlite, url: 'postgres://h/db'}\n", "records.url", "applies to records.kind postgres and mysql only"},
 		{"records rotate_bytes with sqlite", head + oneRule + "records: {kind: sqlite, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
 		{"records rotate_bytes with parquet", head + oneRule + "records: {kind: parquet, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
 		{"records rotate_bytes small csv", head + oneRule + "records: {kind: csv, rotate_bytes: 1KiB}\n", "records.rotate_bytes", "out of range (1MiB to 1TiB)"},
@@ -219,7 +219,21 @@ func TestBadExtract(t *testing.T) {
 		{"records jsonl_shape unknown", head + oneRule + "records: {jsonl_shape: line}\n", "records.jsonl_shape", `unknown value "line" (want record or page)`},
 		{"records jsonl_shape with csv", head + oneRule + "records: {kind: csv, jsonl_shape: page}\n", "records.jsonl_shape", "applies to records.kind jsonl only"},
 		{"records jsonl_shape without rules", head + "records: {jsonl_shape: page}\n", "records.jsonl_shape", "no extract rules"},
-		{"records table_prefix with jsonl", head + oneRule + "records: {table_prefix: a_}\n", "records.table_prefix", "applies to records.kind sqlite and postgres only"},
+		{"records table_prefix with jsonl", head + oneRule + "records: {table_prefix: a_}\n", "records.table_prefix", "applies to records.kind sqlite, postgres and mysql only"},
+		{"records dir with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
+		{"records path with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', path: a.db}\n", "records.path", "applies to records.kind sqlite only"},
+		{"records rotate_bytes with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
+		{"records mysql without url", head + oneRule + "records: {kind: mysql}\n", "records.url", "required when records.kind is mysql"},
+		{"records mysql url scheme", head + oneRule + "records: {kind: mysql, url: 'postgres://h/db'}\n", "records.url", `scheme "postgres" not allowed (want mysql:// or mariadb://)`},
+		{"records mysql driver dsn", head + oneRule + "records: {kind: mysql, url: 'u:p@tcp(h:3306)/db'}\n", "records.url", "not an absolute URL (want mysql:// or mariadb://)"},
+		{"records mysql no database", head + oneRule + "records: {kind: mysql, url: 'mysql://h:3306'}\n", "records.url", "name one database after the host"},
+		{"records mysql two path parts", head + oneRule + "records: {kind: mysql, url: 'mariadb://h/db/x'}\n", "records.url", "name one database after the host"},
+		{"records mysql no host", head + oneRule + "records: {kind: mysql, url: 'mysql:///db'}\n", "records.url", "URL has no host"},
+		{"records mysql tls", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db?tls=yes'}\n", "records.url", `tls="yes": want one of true, false, skip-verify, preferred`},
+		{"records mysql timeout", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db?timeout=10'}\n", "records.url", `timeout="10": want a duration`},
+		{"records mysql unknown parameter", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db?parseTime=true'}\n", "records.url", `unknown parameter "parseTime"`},
+		{"records mysql unset variable", head + oneRule + "records: {kind: mysql, url: 'mysql://u:${NOPE}@h/db'}\n", "records.url", "environment variable NOPE is not set"},
+		{"records mysql table_prefix", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', table_prefix: Shop-}\n", "records.table_prefix", "use lower-case letters"},
 		{"records postgres without url", head + oneRule + "records: {kind: postgres}\n", "records.url", "required when records.kind is postgres"},
 		{"records postgres url scheme", head + oneRule + "records: {kind: postgres, url: 'mysql://h/db'}\n", "records.url", `scheme "mysql" not allowed (want postgres:// or postgresql://)`},
 		{"records postgres sslmode", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db?sslmode=yes'}\n", "records.url", `sslmode="yes"`},
@@ -292,5 +306,32 @@ func TestExtractProblemsAtOnce(t *testing.T) {
 		"extract[0].fields.b": "c.yaml:8", "records.url": "c.yaml:9"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("got %v\nwant %v\n(%v)", got, want, err)
+	}
+}
+
+// TestRecordsMySQL: the forms of a mysql records.url that record/mysqlsink
+// reads pass, with the password from the environment and never shown.
+func TestRecordsMySQL(t *testing.T) {
+	env := envOf(map[string]string{"MYSQL_PASSWORD": "my-s3cret"})
+	for _, u := range []string{
+		"mysql://crawler:${MYSQL_PASSWORD}@db.internal:3306/shop?tls=true",
+		"mariadb://crawler:${MYSQL_PASSWORD}@db.internal/shop",
+		"mysql://crawler:${MYSQL_PASSWORD}@localhost/shop?socket=/run/mysqld/mysqld.sock&timeout=5s",
+	} {
+		src := "crawl: x\nscraper: {seeds: ['https://a.org/']}\n" + oneRule + "records: {kind: mysql, table_prefix: shop_, url: '" + u + "'}\n"
+		c, err := parse([]byte(src), "c.yaml", env)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		if c.Records.Kind != "mysql" || !strings.Contains(c.Records.URL, "my-s3cret") {
+			t.Fatalf("%s: records %+v", u, c.Records.Kind)
+		}
+		out, err := Marshal(c.Redacted())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(out), "my-s3cret") {
+			t.Errorf("redacted records.url shows the password:\n%s", out)
+		}
 	}
 }

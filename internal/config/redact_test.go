@@ -50,6 +50,8 @@ func TestErrorsHideSecrets(t *testing.T) {
 		{"DISTSCRAPE_TRACKER_URL", func(string) string { return "tracker: {kind: redis}\n" }, "DISTSCRAPE_TRACKER_URL"},
 		{"records.url", func(u string) string { return oneRule + "records: {kind: postgres, url: '" + u + "'}\n" }, ""},
 		{"DISTSCRAPE_RECORDS_URL", func(string) string { return oneRule + "records: {kind: postgres}\n" }, "DISTSCRAPE_RECORDS_URL"},
+		{"records.url mysql", func(u string) string { return oneRule + "records: {kind: mysql, url: '" + u + "'}\n" }, ""},
+		{"DISTSCRAPE_RECORDS_URL mysql", func(string) string { return oneRule + "records: {kind: mysql}\n" }, "DISTSCRAPE_RECORDS_URL"},
 	}
 	spellings := []string{"hun#ter2", "hun/ter2", "hun?ter2", "hun@ter2", "hun ter2", "hunter2"}
 	shapes := []string{"%s://u:%s@h:6379", "%s://u:%s@h:99999", "%s://u:%s@h\x7f:1", "%s://%s@h:1/x y"}
@@ -60,6 +62,8 @@ func TestErrorsHideSecrets(t *testing.T) {
 			scheme = "http"
 		case "records.url", "DISTSCRAPE_RECORDS_URL":
 			scheme = "postgres"
+		case "records.url mysql", "DISTSCRAPE_RECORDS_URL mysql":
+			scheme = "mysql"
 		}
 		for _, pw := range spellings {
 			for _, shape := range shapes {

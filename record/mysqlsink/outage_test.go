@@ -1,0 +1,171 @@
+package mysqlsink_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/distscrape/distscrape/internal/mariadbtest"
+	"github.com/distscrape/distscrape/record"
+	"github.com/distscrape/distscrape/record/mysqlsink"
+	"github.com/distscrape/distscrape/record/recordtest"
+)
+
+// TestServerDown: MariaDB killed (SIGKILL) between Put and Flush: Flush
+// fails with ErrUnavailable and keeps the Sets, Puts go on, and once the
+// server is back a retried Flush writes everything, each Set once.
+func TestServerDown(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := mariadbtest.Start(t, mariadbtest.Options{})
+	cfg := mysqlsink.Config{URL: srv.CreateDB(t, "outage")}
+	s, err := mysqlsink.New(ctx, cfg, recordtest.Options(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close(ctx)
+	put := func(from, to int) {
+		for i := from; i < to; i++ {
+			set := recordtest.NewSet(fmt.Sprintf("k%d", i%30), "product", 1+i%3, i)
+			if err := s.Put(ctx, set); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put(0, 30)
+	if err := s.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	put(30, 60)
+	srv.Stop(t)
+	for i := 0; i < 2; i++ { // twice: the Sets of a failed Flush stay for the next
+		err := s.Flush(ctx)
+		if !errors.Is(err, record.ErrUnavailable) {
+			t.Fatalf("Flush with the server down: %v, want ErrUnavailable", err)
+		}
+		if strings.Contains(err.Error(), srv.Password) {
+			t.Fatalf("the error shows the password: %v", err)
+		}
+	}
+	put(60, 75) // keys k0-k14 put again while down
+	srv.Restart(t)
+	var last error
+	for i := 0; i < 100; i++ { // the pool drops its dead connections as it meets them
+		if last = s.Flush(ctx); last == nil {
+			break
+		}
+		if !errors.Is(last, record.ErrUnavailable) {
+			t.Fatalf("Flush after the restart: %v", last)
+		}
+	}
+	if last != nil {
+		t.Fatalf("Flush never succeeded after the restart: %v", last)
+	}
+	r, err := mysqlsink.NewReader(ctx, cfg, recordtest.Crawl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sets, err := r.Sets(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sets) != 30 {
+		t.Fatalf("%d sets after the outage, want 30", len(sets))
+	}
+	for _, got := range sets {
+		n, _ := strconv.Atoi(strings.TrimPrefix(got.Key, "k"))
+		latest := 30 + n
+		if n < 15 {
+			latest = 60 + n
+		}
+		wantSet := recordtest.NewSet(got.Key, "product", 1+latest%3, latest)
+		if len(got.Records) != len(wantSet.Records) || got.Records[0].Visit != latest {
+			t.Fatalf("key %s: %d records of visit %d, want %d of visit %d", got.Key, len(got.Records), got.Records[0].Visit, len(wantSet.Records), latest)
+		}
+		// Versions: the one kept is the Set before the latest, once.
+		v, err := r.Versions(ctx, got.Key, "product")
+		if err != nil || len(v) != 1 || v[0].Records[0].Visit != latest-30 {
+			t.Fatalf("key %s: versions %v, %v; want the Set of visit %d", got.Key, v, err, latest-30)
+		}
+	}
+}
+
+// TestServerDownAtOpen: a sink or reader opened while the server is down
+// fails with ErrUnavailable, and opens once it is back.
+func TestServerDownAtOpen(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	srv := mariadbtest.Start(t, mariadbtest.Options{})
+	cfg := mysqlsink.Config{URL: srv.CreateDB(t, "down")}
+	srv.Stop(t)
+	if _, err := mysqlsink.New(ctx, cfg, recordtest.Options(0)); !errors.Is(err, record.ErrUnavailable) {
+		t.Fatalf("New with the server down: %v, want ErrUnavailable", err)
+	}
+	if _, err := mysqlsink.NewReader(ctx, cfg, recordtest.Crawl); !errors.Is(err, record.ErrUnavailable) {
+		t.Fatalf("NewReader with the server down: %v, want ErrUnavailable", err)
+	}
+	srv.Restart(t)
+	s, err := mysqlsink.New(ctx, cfg, recordtest.Options(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoPassword: no error shows the URL's password, in any of its forms,
+// whatever fails: a wrong password, a closed port, a URL the sink cannot
+// parse, an unknown parameter.
+func TestNoPassword(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	srv := mariadbtest.Shared(t)
+	const pw = "S3cr%t p@ss:w/rd'x"
+	esc := url.UserPassword("u", pw).String()
+	closed := func() int {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close()
+		return l.Addr().(*net.TCPAddr).Port
+	}()
+	host := fmt.Sprintf("127.0.0.1:%d", srv.Port)
+	cases := map[string]string{
+		"wrong password":    "mysql://" + url.UserPassword(srv.User, pw).String() + "@" + host + "/mysql",
+		"closed port":       fmt.Sprintf("mysql://%s@127.0.0.1:%d/db?timeout=5s", esc, closed),
+		"bad port":          "mysql://" + esc + "@127.0.0.1:notaport/db",
+		"bad tls":           "mysql://" + esc + "@" + host + "/db?tls=sometimes",
+		"unknown parameter": "mysql://" + esc + "@" + host + "/db?password=" + url.QueryEscape(pw),
+		"bad escape":        "mysql://u:" + pw + "@" + host + "/db",
+		"no database":       "mariadb://" + esc + "@" + host,
+		"other scheme":      "postgres://" + esc + "@" + host + "/db",
+		"tls required, off": "mysql://" + esc + "@" + host + "/mysql?tls=true",
+	}
+	forms := []string{pw, url.QueryEscape(pw), url.PathEscape(pw), esc, "p@ss", "S3cr"}
+	for name, conn := range cases {
+		_, err := mysqlsink.New(ctx, mysqlsink.Config{URL: conn}, recordtest.Options(0))
+		if err == nil {
+			t.Fatalf("%s: connected", name)
+		}
+		_, rerr := mysqlsink.NewReader(ctx, mysqlsink.Config{URL: conn}, "c")
+		for _, e := range []error{err, rerr} {
+			for _, f := range forms {
+				if strings.Contains(e.Error(), f) || strings.Contains(fmt.Sprintf("%+v", e), f) {
+					t.Fatalf("%s: the error shows the password (%q): %v", name, f, e)
+				}
+			}
+		}
+		if strings.Contains(name, "closed port") && !errors.Is(err, record.ErrUnavailable) {
+			t.Fatalf("%s: %v, want ErrUnavailable", name, err)
+		}
+	}
+}
