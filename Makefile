@@ -14,7 +14,7 @@ REPLAYWEBPAGE_VERSION := 2.5.3
 export REPLAYWEBPAGE_DIR ?= $(CURDIR)/bin/node/replaywebpage
 TEST_TIMEOUT ?= 40m
 
-.PHONY: all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
+.PHONY: all build test test-short bench bench-broad bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql versitygw chromium warcio replaywebpage wget clean
 
 all: build
 
@@ -91,6 +91,16 @@ bench: deps build
 	$(GO) test -run '^$$' -bench . -benchtime $(BENCHTIME) -benchmem ./...
 	cd bench && $(GO) build -o ../bin/bench .
 	bin/bench -distscrape $(BIN) -out bin/bench-results.md -profile bin/bench-profiles $(BENCH_FLAGS)
+
+## bench-broad: distscrape (memory tracker; Redis, 2 workers) and Colly on a
+## broad crawl: 2,000 small hosts and one big one on 127.x.y.z addresses,
+## per_host_rate 2, concurrency 64, two seed orders; pace against the bound,
+## small hosts' completion against the ideal, politeness violations, CPU
+## (BENCHMARKS.md, "Broad crawl"); BROAD_FLAGS='-broad-hosts 200' for a quick one
+BROAD_FLAGS ?=
+bench-broad: redis-server build
+	cd bench && $(GO) build -o ../bin/bench .
+	bin/bench -distscrape $(BIN) -only broad -out bin/bench-broad.md $(BROAD_FLAGS)
 
 ## bench-saver: every saver (file, tar, Redis, S3, WARC) with 8 KiB pages: MB/s and items/s
 bench-saver: deps
