@@ -187,10 +187,12 @@ func (e *broadEnv) measure(ctx context.Context, c broadCrawler, variant string) 
 			return broadResult{}, ctx.Err()
 		}
 	}
-	wall := time.Since(start)
+	wall, stopAt := time.Since(start), e.site.elapsed()
+	var exit time.Duration
 	if stopped != "finished" {
 		cancel()
 		<-errc // stopped by us: its exit status says nothing
+		exit = time.Since(start) - wall
 	}
 	log := e.site.snapshot()
 	if e.o.logDir != "" {
@@ -198,7 +200,8 @@ func (e *broadEnv) measure(ctx context.Context, c broadCrawler, variant string) 
 			return broadResult{}, err
 		}
 	}
-	r := analyse(e.p, e.site, log)
+	r := analyse(e.p, e.site, log, stopAt)
+	r.exit = exit
 	label := broadVariants[variant]
 	if variant == "bigfirst" {
 		label = fmt.Sprintf("the big host's %d URLs first", e.site.pages(e.site.bigHost()))

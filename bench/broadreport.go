@@ -47,6 +47,8 @@ func (p broadParams) bound(t time.Duration) float64 {
 type broadResult struct {
 	crawler, variant string
 	wall             time.Duration // the run, from the crawler's start to its stop
+	exit             time.Duration // from the stop (SIGINT) until the crawler's processes exited
+	afterStop        int           // requests between the stop and the exit
 	stopped          string        // why the run stopped: "small hosts done", "finished" or "cap"
 	cpu              time.Duration // the crawler's processes and redis-server
 
@@ -57,15 +59,16 @@ type broadResult struct {
 	spans      []time.Duration
 	bigInPhase int // the big host's pages fetched in the broad phase
 	bigTotal   int
-	pages      int // pages fetched in the run
+	pages      int // pages fetched until the stop
 	requests   int
 	dups       int
 	violations int
 	minGap     time.Duration // the shortest gap between two requests to one host (per egress)
 }
 
-// analyse reads a run's log.
-func analyse(p broadParams, s *broadSite, log []hit) broadResult {
+// analyse reads a run's log; requests after stopAt (the crawler shutting
+// down) count for politeness only.
+func analyse(p broadParams, s *broadSite, log []hit, stopAt time.Duration) broadResult {
 	var r broadResult
 	r.requests = len(log)
 	if len(log) == 0 {
@@ -105,6 +108,10 @@ func analyse(p broadParams, s *broadSite, log []hit) broadResult {
 			}
 		}
 		last[k] = h.at
+		if h.at > stopAt {
+			r.afterStop++
+			continue
+		}
 		if h.page < 0 {
 			continue
 		}
@@ -127,7 +134,7 @@ func analyse(p broadParams, s *broadSite, log []hit) broadResult {
 			doneAt[h.host] = h.at
 		}
 	}
-	end := log[len(log)-1].at
+	end := min(log[len(log)-1].at, stopAt)
 	phaseEnd := time.Duration(0)
 	for i := range s.smallHosts {
 		if left[i] == 0 {
@@ -152,6 +159,7 @@ func analyse(p broadParams, s *broadSite, log []hit) broadResult {
 		}
 	}
 	r.bigTotal = len(bigFirsts)
+	r.requests -= r.afterStop
 	slices.Sort(r.spans)
 	return r
 }
@@ -177,8 +185,8 @@ func broadTable(w io.Writer, p broadParams, cap time.Duration, runs []broadResul
 		"Politeness: gaps between two requests to one host%s shorter than %s (1/rate − %s).\n\n",
 		secs(p.ideal()), secs(time.Duration(float64(p.smallPages)/p.rate*float64(time.Second))), map[bool]string{true: " from one egress", false: ""}[p.perEgress],
 		p.interval()-p.tolerance, p.tolerance)
-	fmt.Fprintln(w, "| crawler | seeds | broad phase | pages/s in it | bound | % of bound | small hosts done | × ideal | host span p50 / p90 / max | big host pages in phase / at end | pages at end | requests (duplicates) | politeness violations (least gap) | CPU s | stopped |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+	fmt.Fprintln(w, "| crawler | seeds | broad phase | pages/s in it | bound | % of bound | small hosts done | × ideal | host span p50 / p90 / max | big host pages in phase / at end | pages at end | requests (duplicates) | politeness violations (least gap) | CPU s | stopped | requests while exiting (exit took) |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	for _, r := range runs {
 		rate, bound, of, times := "–", "–", "–", "–"
 		if r.phase > 0 {
@@ -196,9 +204,9 @@ func broadTable(w io.Writer, p broadParams, cap time.Duration, runs []broadResul
 		if r.minGap >= 0 {
 			gap = r.minGap.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %d / %d | %d | %d (%d) | %d (%s) | %.1f | %s after %s |\n",
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %d / %d | %d | %d (%d) | %d (%s) | %.1f | %s after %s | %d (%s) |\n",
 			r.crawler, r.variant, secs(r.phase), rate, bound, of, done, times,
 			secs(quantile(r.spans, 0.5)), secs(quantile(r.spans, 0.9)), secs(quantile(r.spans, 1)),
-			r.bigInPhase, r.bigTotal, r.pages, r.requests, r.dups, r.violations, gap, r.cpu.Seconds(), r.stopped, secs(r.wall))
+			r.bigInPhase, r.bigTotal, r.pages, r.requests, r.dups, r.violations, gap, r.cpu.Seconds(), r.stopped, secs(r.wall), r.afterStop, secs(r.exit))
 	}
 }

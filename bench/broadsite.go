@@ -151,6 +151,13 @@ func (s *broadSite) reset() {
 	s.smallDone = make(chan struct{})
 }
 
+// elapsed is the time since the run's reset, on the log's clock.
+func (s *broadSite) elapsed() time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return time.Since(s.start)
+}
+
 // done is closed once every page of every small host was fetched.
 func (s *broadSite) done() <-chan struct{} {
 	s.mu.Lock()
