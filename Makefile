@@ -107,7 +107,8 @@ bench-saver: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/...
 
 ## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes;
-## ARGS="-only lifecycle" runs one figure)
+## ARGS="-only lifecycle" runs one figure; ARGS="-only hosts" the memory and Redis trackers
+## with 10^6 hosts, which the whole run leaves out)
 bench-tracker: redis-server
 	$(GO) run ./internal/cmd/bench-tracker $(ARGS)
 
