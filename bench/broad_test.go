@@ -80,9 +80,9 @@ func TestBroadSiteLog(t *testing.T) {
 	}
 	// Stopped after host 0's last page: the rest is the crawler exiting.
 	log := s.snapshot()
-	if r := analyse(p, s, log, log[2].at); r.requests != 3 || r.afterStop != 4 || r.pages != 3 || r.violations != 5 {
-		t.Errorf("stopped after the third request: requests %d, after the stop %d, pages %d, violations %d; want 3 4 3 5",
-			r.requests, r.afterStop, r.pages, r.violations)
+	if r := analyse(p, s, log, log[2].at); r.requests != 3 || r.afterStop != 4 || r.pages != 3 || r.violations != 5 || r.rootsAt != -1 {
+		t.Errorf("stopped after the third request: requests %d, after the stop %d, pages %d, violations %d, roots by %v; want 3 4 3 5 -1",
+			r.requests, r.afterStop, r.pages, r.violations, r.rootsAt)
 	}
 	for _, u := range []string{s.url(1, 1), s.url(1, 2)} {
 		broadGet(t, u, "")
@@ -136,7 +136,7 @@ func TestCollyBroadPolite(t *testing.T) {
 	}
 	p := broadParams{smallHosts: 3, smallPages: 3, bigPages: 4, rate: float64(time.Second / delay), conc: 2}
 	r := analyse(p, s, s.snapshot(), time.Hour)
-	if !r.allSmall || r.bigTotal != 5 || r.pages != 17 || r.dups != 0 || r.violations != 0 {
+	if !r.allSmall || r.rootsAt < 0 || r.bigTotal != 5 || r.pages != 17 || r.dups != 0 || r.violations != 0 {
 		t.Errorf("colly: all small %v, big %d, pages %d, dups %d, violations %d (least gap %v); want true 5 17 0 0",
 			r.allSmall, r.bigTotal, r.pages, r.dups, r.violations, r.minGap)
 	}

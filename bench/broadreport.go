@@ -57,7 +57,8 @@ type broadResult struct {
 	smallDone  int           // small hosts done
 	phasePages int           // pages first fetched in the broad phase
 	spans      []time.Duration
-	bigInPhase int // the big host's pages fetched in the broad phase
+	rootsAt    time.Duration // when the last small host's root was fetched (-1: not all were)
+	bigInPhase int           // the big host's pages fetched in the broad phase
 	bigTotal   int
 	pages      int // pages fetched until the stop
 	requests   int
@@ -144,6 +145,14 @@ func analyse(p broadParams, s *broadSite, log []hit, stopAt time.Duration) broad
 		}
 	}
 	r.allSmall = r.smallDone == s.smallHosts
+	r.rootsAt = 0
+	for i := range s.smallHosts {
+		if rootAt[i] < 0 {
+			r.rootsAt = -1
+			break
+		}
+		r.rootsAt = max(r.rootsAt, rootAt[i]-first)
+	}
 	if !r.allSmall {
 		phaseEnd = end
 	}
@@ -185,8 +194,8 @@ func broadTable(w io.Writer, p broadParams, cap time.Duration, runs []broadResul
 		"Politeness: gaps between two requests to one host%s shorter than %s (1/rate − %s).\n\n",
 		secs(p.ideal()), secs(time.Duration(float64(p.smallPages)/p.rate*float64(time.Second))), map[bool]string{true: " from one egress", false: ""}[p.perEgress],
 		p.interval()-p.tolerance, p.tolerance)
-	fmt.Fprintln(w, "| crawler | seeds | broad phase | pages/s in it | bound | % of bound | small hosts done | × ideal | host span p50 / p90 / max | big host pages in phase / at end | pages at end | requests (duplicates) | politeness violations (least gap) | CPU s | stopped | requests while exiting (exit took) |")
-	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+	fmt.Fprintln(w, "| crawler | seeds | broad phase | pages/s in it | bound | % of bound | every small root by | small hosts done | × ideal | host span p50 / p90 / max | big host pages in phase / at end | pages at end | requests (duplicates) | politeness violations (least gap) | CPU s | stopped | requests while exiting (exit took) |")
+	fmt.Fprintln(w, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 	for _, r := range runs {
 		rate, bound, of, times := "–", "–", "–", "–"
 		if r.phase > 0 {
@@ -204,8 +213,12 @@ func broadTable(w io.Writer, p broadParams, cap time.Duration, runs []broadResul
 		if r.minGap >= 0 {
 			gap = r.minGap.Round(time.Millisecond).String()
 		}
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %d / %d | %d | %d (%d) | %d (%s) | %.1f | %s after %s | %d (%s) |\n",
-			r.crawler, r.variant, secs(r.phase), rate, bound, of, done, times,
+		roots := "not all"
+		if r.rootsAt >= 0 {
+			roots = secs(r.rootsAt)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s | %d / %d | %d | %d (%d) | %d (%s) | %.1f | %s after %s | %d (%s) |\n",
+			r.crawler, r.variant, secs(r.phase), rate, bound, of, roots, done, times,
 			secs(quantile(r.spans, 0.5)), secs(quantile(r.spans, 0.9)), secs(quantile(r.spans, 1)),
 			r.bigInPhase, r.bigTotal, r.pages, r.requests, r.dups, r.violations, gap, r.cpu.Seconds(), r.stopped, secs(r.wall), r.afterStop, secs(r.exit))
 	}
