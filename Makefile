@@ -14,7 +14,7 @@ REPLAYWEBPAGE_VERSION := 2.5.3
 export REPLAYWEBPAGE_DIR ?= $(CURDIR)/bin/node/replaywebpage
 TEST_TIMEOUT ?= 40m
 
-.PHONY: bench-broad all build test test-short bench bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql mariadb versitygw chromium warcio replaywebpage wget clean
+.PHONY: all build test test-short bench bench-broad bench-saver bench-tracker lint fuzz fuzz-smoke demo deps redis-server postgresql mariadb versitygw chromium warcio replaywebpage wget clean
 
 all: build
 
@@ -99,19 +99,23 @@ bench: deps build
 	cd bench && $(GO) build -o ../bin/bench .
 	bin/bench -distscrape $(BIN) -out bin/bench-results.md -profile bin/bench-profiles $(BENCH_FLAGS)
 
-## bench-broad: the broad crawl (issue 32): 2,000 small hosts and one big one on
-## 127.x.y.z, 2 req/s each; distscrape (memory, 2-worker Redis) and Colly, all
-## roots seeded and the big host first; pages/s against the politeness bound
-bench-broad: build
+## bench-broad: distscrape (memory tracker; Redis, 2 workers) and Colly on a
+## broad crawl: 2,000 small hosts and one big one on 127.x.y.z addresses,
+## per_host_rate 2, concurrency 64, two seed orders; pace against the bound,
+## small hosts' completion against the ideal, politeness violations, CPU
+## (BENCHMARKS.md, "Broad crawl"); BROAD_FLAGS='-broad-hosts 200' for a quick one
+BROAD_FLAGS ?=
+bench-broad: redis-server build
 	cd bench && $(GO) build -o ../bin/bench .
-	bin/bench broad -distscrape $(BIN) $(ARGS)
+	bin/bench -distscrape $(BIN) -only broad -out bin/bench-broad.md $(BROAD_FLAGS)
 
 ## bench-saver: every saver (file, tar, Redis, S3, WARC) with 8 KiB pages: MB/s and items/s
 bench-saver: deps
 	$(GO) test -run '^$$' -bench . -benchtime 2s -benchmem ./saver/...
 
 ## bench-tracker: the Redis tracker at 10^7 items, against a private redis-server (a few minutes;
-## ARGS="-only lifecycle" runs one figure)
+## ARGS="-only lifecycle" runs one figure; ARGS="-only hosts" the memory and Redis trackers
+## with 10^6 hosts, which the whole run leaves out)
 bench-tracker: redis-server
 	$(GO) run ./internal/cmd/bench-tracker $(ARGS)
 

@@ -1,322 +1,325 @@
 package main
 
 import (
+	"bytes"
 	"context"
-	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 )
 
-// The broad crawl (issue 32): many small hosts and one big one, all on this
-// machine as 127.x.y.z addresses of one port, each host allowed rate
-// requests/s. Every crawler is measured by the site: pages/s while small
-// hosts still have work, against the politeness bound (hosts with work ×
-// rate, the crawl's concurrency being far above it here), the time until
-// every small host is done against the ideal (its pages at the rate after
-// its root), and politeness violations (two requests to one host less than
-// 0.9 of an interval apart).
-
-type broadParams struct {
-	hosts, pagesPer, bigPages int
-	rate                      float64
-	conc                      int
-	limit                     time.Duration
+// broadOptions are the -broad-* flags.
+type broadOptions struct {
+	hosts, pages, bigPages int
+	rate                   float64
+	latency, tolerance     time.Duration
+	cap, tail              time.Duration
+	until                  string // "small": stop tail after every small host is done; "all": when the crawl ends
+	scope                  string // fetch.per_host_scope to write ("": none)
+	fetchExtra             string // more fetch keys, YAML flow style
+	crawlers, variants     string
+	robots                 bool
+	seed                   uint64
+	logDir                 string // when set, each run's request log is written there as CSV
 }
 
-// broadSite serves the hosts and stamps every request.
-type broadSite struct {
-	p     broadParams
-	port  int
-	small []string // host:port of each small host
-	big   string
-	lns   []net.Listener
-	srv   *http.Server
-
-	mu        sync.Mutex
-	last      map[string]time.Time
-	count     map[string]int
-	first     time.Time
-	total     int
-	smallDone int
-	allSmall  time.Time // when the last small host got its last page
-	violation int
-	minGap    time.Duration
-}
-
-func hostAddr(i int) string { return fmt.Sprintf("127.1.%d.%d", i/250, 1+i%250) }
-
-func startBroadSite(p broadParams) (*broadSite, error) {
-	probe, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	port := probe.Addr().(*net.TCPAddr).Port
-	probe.Close()
-	s := &broadSite{p: p, port: port, last: map[string]time.Time{}, count: map[string]int{}}
-	s.srv = &http.Server{Handler: s}
-	listen := func(addr string) (string, error) {
-		hp := fmt.Sprintf("%s:%d", addr, port)
-		ln, err := net.Listen("tcp", hp)
-		if err != nil {
-			return "", fmt.Errorf("broad site: %w", err)
-		}
-		s.lns = append(s.lns, ln)
-		go s.srv.Serve(ln)
-		return hp, nil
-	}
-	for i := range p.hosts {
-		hp, err := listen(hostAddr(i))
-		if err != nil {
-			s.close()
-			return nil, err
-		}
-		s.small = append(s.small, hp)
-	}
-	if s.big, err = listen("127.2.0.1"); err != nil {
-		s.close()
-		return nil, err
-	}
-	return s, nil
-}
-
-func (s *broadSite) close() { _ = s.srv.Close() }
-
-func (s *broadSite) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if r.URL.Path == "/robots.txt" {
-		http.NotFound(w, r)
-		return
-	}
-	host, now := r.Host, time.Now()
-	n := s.p.pagesPer - 1
-	if host == s.big {
-		n = s.p.bigPages
-	}
-	s.mu.Lock()
-	if s.first.IsZero() {
-		s.first = now
-	}
-	iv := time.Duration(float64(time.Second) / s.p.rate)
-	if prev, ok := s.last[host]; ok {
-		gap := now.Sub(prev)
-		if gap < iv*9/10 {
-			s.violation++
-		}
-		if s.minGap == 0 || gap < s.minGap {
-			s.minGap = gap
-		}
-	}
-	s.last[host] = now
-	s.count[host]++
-	s.total++
-	if host != s.big && s.count[host] == s.p.pagesPer {
-		s.smallDone++
-		if s.smallDone == s.p.hosts {
-			s.allSmall = now
-		}
-	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "text/html")
-	io.WriteString(w, "<html><body><p>page</p>")
-	if r.URL.Path == "/" {
-		for i := 1; i <= n; i++ {
-			fmt.Fprintf(w, `<a href="/p/%d">%d</a> `, i, i)
-		}
-	}
-	io.WriteString(w, "</body></html>")
-}
-
-// seeds are the roots, the big host's pages first when bigFirst.
-func (s *broadSite) seeds(bigFirst bool) []string {
-	var out []string
-	if bigFirst {
-		out = append(out, "http://"+s.big+"/")
-		for i := 1; i <= s.p.bigPages; i++ {
-			out = append(out, fmt.Sprintf("http://%s/p/%d", s.big, i))
-		}
-	}
-	for _, h := range s.small {
-		out = append(out, "http://"+h+"/")
-	}
-	if !bigFirst {
-		out = append(out, "http://"+s.big+"/")
-	}
-	return out
-}
-
-// broadResult is one run's figures.
-type broadResult struct {
-	name       string
-	pagesPerS  float64 // over the broad phase
-	bound      float64
-	smallDone  time.Duration // from the first request; 0: not all within the limit
-	doneHosts  int
-	violations int
-	minGap     time.Duration // the shortest gap between two requests to one host
+// broadEnv is what every run of the broad crawl shares.
+type broadEnv struct {
+	o          broadOptions
+	p          broadParams
+	site       *broadSite
+	self       string
+	distscrape string
+	redis      *redisServer
+	work       string
+	runs       int
+	cpuMu      sync.Mutex
 	cpu        time.Duration
 }
 
-// snapshot waits until every small host is done or the limit passes.
-func (s *broadSite) wait(limit time.Duration) broadResult {
-	deadline := time.Now().Add(limit)
-	for time.Now().Before(deadline) {
-		s.mu.Lock()
-		done := !s.allSmall.IsZero()
-		s.mu.Unlock()
-		if done {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	end := s.allSmall
-	if end.IsZero() {
-		end = time.Now()
-	}
-	r := broadResult{bound: float64(s.p.hosts+1) * s.p.rate, doneHosts: s.smallDone, violations: s.violation, minGap: s.minGap}
-	if d := end.Sub(s.first); d > 0 {
-		r.pagesPerS = float64(s.total) / d.Seconds()
-	}
-	if !s.allSmall.IsZero() {
-		r.smallDone = s.allSmall.Sub(s.first)
-	}
-	return r
+// broadCrawler is one contender of the broad crawl.
+type broadCrawler struct {
+	key  string // its -broad-crawlers name
+	name string
+	run  func(ctx context.Context, e *broadEnv, seeds []string) error
 }
 
-func broadMain(args []string) error {
-	fs := flag.NewFlagSet("broad", flag.ContinueOnError)
-	var p broadParams
-	bin := fs.String("distscrape", "bin/distscrape", "the distscrape binary")
-	fs.IntVar(&p.hosts, "hosts", 2000, "small hosts")
-	fs.IntVar(&p.pagesPer, "pages", 21, "pages per small host (its root included)")
-	fs.IntVar(&p.bigPages, "big", 5000, "pages of the big host")
-	fs.Float64Var(&p.rate, "rate", 2, "requests/s per host")
-	fs.IntVar(&p.conc, "concurrency", 64, "requests in flight per crawler")
-	fs.DurationVar(&p.limit, "limit", 180*time.Second, "longest run of each variant")
-	only := fs.String("only", "", "run only this variant (memory, memory-big-first, redis, redis-big-first, colly, colly-big-first)")
-	if err := fs.Parse(args); err != nil {
-		return err
+var broadCrawlers = map[string]broadCrawler{
+	"memory": {"memory", "distscrape crawl (memory tracker)", func(ctx context.Context, e *broadEnv, s []string) error { return e.runMemory(ctx, s) }},
+	"redis":  {"redis", "distscrape seed + 2 workers (Redis tracker)", func(ctx context.Context, e *broadEnv, s []string) error { return e.runRedis(ctx, s) }},
+	"colly":  {"colly", "Colly v2 (a LimitRule per host)", func(ctx context.Context, e *broadEnv, s []string) error { return e.runColly(ctx, s) }},
+}
+
+// broadVariants name the seed orders.
+var broadVariants = map[string]string{
+	"shuffled": "every root, shuffled",
+	"bigfirst": "the big host's URLs first",
+}
+
+func broadFigures(ctx context.Context, w io.Writer, o options, rs *redisServer, work string) error {
+	b := o.broad
+	if b.hosts < 1 || b.pages < 1 || b.bigPages < 1 || b.rate <= 0 || b.cap <= 0 {
+		return fmt.Errorf("broad: need -broad-hosts, -broad-pages, -broad-big ≥ 1, -broad-rate > 0 and -broad-cap > 0")
 	}
-	bin2, err := filepath.Abs(*bin)
+	if b.until != "small" && b.until != "all" {
+		return fmt.Errorf("-broad-until: want small or all, not %q", b.until)
+	}
+	if b.scope != "" && b.scope != "fleet" && b.scope != "worker" {
+		return fmt.Errorf("-broad-scope: want fleet or worker (proxy needs proxies the bench does not run), not %q", b.scope)
+	}
+	var cs []broadCrawler
+	for _, n := range strings.Split(b.crawlers, ",") {
+		c, ok := broadCrawlers[strings.TrimSpace(n)]
+		if !ok {
+			return fmt.Errorf("-broad-crawlers: %q is not one of memory, redis, colly", n)
+		}
+		cs = append(cs, c)
+	}
+	var vs []string
+	for _, v := range strings.Split(b.variants, ",") {
+		v = strings.TrimSpace(v)
+		if _, ok := broadVariants[v]; !ok {
+			return fmt.Errorf("-broad-variants: %q is not one of shuffled, bigfirst", v)
+		}
+		vs = append(vs, v)
+	}
+	bin, err := filepath.Abs(o.distscrape)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("distscrape binary: %w (run `make build` first, or pass -distscrape)", err)
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
-	ideal := time.Duration(float64(p.pagesPer-1) / p.rate * float64(time.Second))
-	fmt.Printf("## Broad crawl: %d hosts × %d pages + one host of %d, %.0f req/s per host, concurrency %d\n\n",
-		p.hosts, p.pagesPer, p.bigPages, p.rate, p.conc)
-	fmt.Printf("| variant | pages/s (broad phase) | bound | ratio | small hosts done | ideal | ratio | violations (< 0.9 interval) | shortest gap | CPU s |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	for _, v := range []string{"memory", "memory-big-first", "redis", "redis-big-first", "colly", "colly-big-first"} {
-		if *only != "" && *only != v {
-			continue
+	site, err := startBroadSite(b.hosts, b.pages, b.bigPages, b.latency)
+	if err != nil {
+		return err
+	}
+	defer site.close()
+	e := &broadEnv{o: b, site: site, self: self, distscrape: bin, redis: rs, work: work,
+		p: broadParams{smallHosts: b.hosts, smallPages: b.pages, bigPages: b.bigPages, rate: b.rate, conc: o.conc,
+			latency: b.latency, tolerance: b.tolerance, perEgress: b.scope == "worker"}}
+	var runs []broadResult
+	for vi, v := range vs {
+		for _, c := range alternate(cs, vi) {
+			r, err := e.measure(ctx, c, v)
+			if err != nil {
+				return fmt.Errorf("broad, %s, %s: %w", c.name, v, err)
+			}
+			fmt.Fprintf(os.Stderr, "# broad %s: %s: %d small hosts done, %d pages, stopped (%s) after %s\n",
+				v, c.name, r.smallDone, r.pages, r.stopped, r.wall.Round(time.Millisecond))
+			runs = append(runs, r)
 		}
-		r, err := runBroad(v, bin2, self, p)
+	}
+	broadTable(w, e.p, b.cap, runs)
+	return nil
+}
+
+// seeds are the run's seed URLs in the variant's order.
+func (e *broadEnv) seeds(variant string) []string {
+	s := e.site
+	var out []string
+	switch variant {
+	case "bigfirst":
+		for p := range s.pages(s.bigHost()) {
+			out = append(out, s.url(s.bigHost(), p))
+		}
+		for i := range s.smallHosts {
+			out = append(out, s.url(i, 0))
+		}
+	default:
+		for i := range s.smallHosts + 1 {
+			out = append(out, s.url(i, 0))
+		}
+		r := rand.New(rand.NewPCG(e.o.seed, 0))
+		r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	}
+	return out
+}
+
+// measure runs one crawler on one variant until every small host is done
+// (and the tail after it), the crawl ends, or the cap.
+func (e *broadEnv) measure(ctx context.Context, c broadCrawler, variant string) (broadResult, error) {
+	e.runs++
+	seeds := e.seeds(variant)
+	e.cpu = 0
+	redisCPU := e.redis.cpu(ctx)
+	e.site.reset()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	start := time.Now()
+	errc := make(chan error, 1)
+	go func() { errc <- c.run(rctx, e, seeds) }()
+	capT := time.NewTimer(e.o.cap)
+	defer capT.Stop()
+	smallDone := e.site.done()
+	var tail <-chan time.Time
+	stopped := ""
+	for stopped == "" {
+		select {
+		case err := <-errc:
+			if err != nil {
+				return broadResult{}, err
+			}
+			stopped = "finished"
+		case <-smallDone:
+			smallDone = nil
+			if e.o.until == "small" {
+				tail = time.After(e.o.tail)
+			}
+		case <-tail:
+			stopped = "small hosts done"
+		case <-capT.C:
+			stopped = "cap"
+		case <-ctx.Done():
+			cancel()
+			<-errc
+			return broadResult{}, ctx.Err()
+		}
+	}
+	wall, stopAt := time.Since(start), e.site.elapsed()
+	var exit time.Duration
+	if stopped != "finished" {
+		cancel()
+		<-errc // stopped by us: its exit status says nothing
+		exit = time.Since(start) - wall
+	}
+	log := e.site.snapshot()
+	if e.o.logDir != "" {
+		if err := writeLog(filepath.Join(e.o.logDir, fmt.Sprintf("broad-%d-%s-%s.csv", e.runs, variant, c.key)), log); err != nil {
+			return broadResult{}, err
+		}
+	}
+	r := analyse(e.p, e.site, log, stopAt)
+	r.exit = exit
+	label := broadVariants[variant]
+	if variant == "bigfirst" {
+		label = fmt.Sprintf("the big host's %d URLs first", e.site.pages(e.site.bigHost()))
+	}
+	r.crawler, r.variant, r.stopped, r.wall = c.name, label, stopped, wall
+	r.cpu = e.cpu + e.redis.cpu(ctx) - redisCPU
+	return r, nil
+}
+
+func (e *broadEnv) runMemory(ctx context.Context, seeds []string) error {
+	cfg, err := e.config("memory", fmt.Sprintf("broad-%d", e.runs), "w1", e.p.conc, seeds)
+	if err != nil {
+		return err
+	}
+	return e.exec(ctx, e.distscrape, "crawl", "-c", cfg, "--id", "bench", "--no-progress")
+}
+
+// runRedis seeds a new crawl on Redis, then runs two workers of half the
+// concurrency each, each its own egress (X-Bench-Egress w1, w2).
+func (e *broadEnv) runRedis(ctx context.Context, seeds []string) error {
+	crawl := fmt.Sprintf("broad-%d", e.runs)
+	defer flushDB(context.WithoutCancel(ctx), e.redis.addr(), dbDistscrape)
+	var cfgs []string
+	for i := range 2 {
+		cfg, err := e.config("redis", crawl, fmt.Sprintf("w%d", i+1), e.p.conc/2, seeds)
 		if err != nil {
-			return fmt.Errorf("%s: %w", v, err)
+			return err
 		}
-		done := "not all in " + p.limit.String()
-		ratio := "–"
-		if r.smallDone > 0 {
-			done = r.smallDone.Round(100 * time.Millisecond).String()
-			ratio = fmt.Sprintf("%.2f", r.smallDone.Seconds()/ideal.Seconds())
+		cfgs = append(cfgs, cfg)
+	}
+	if err := e.exec(ctx, e.distscrape, "seed", "-c", cfgs[0]); err != nil {
+		return err
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, 2)
+	for i := range errs {
+		wg.Go(func() {
+			errs[i] = e.exec(ctx, e.distscrape, "worker", "-c", cfgs[i], "--id", fmt.Sprintf("w%d", i+1), "--no-progress")
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return err
 		}
-		fmt.Printf("| %s | %.0f | %.0f | %.2f | %s (%d of %d) | %s | %s | %d | %s | %.1f |\n", v, r.pagesPerS, r.bound, r.pagesPerS/r.bound,
-			done, r.doneHosts, p.hosts, ideal, ratio, r.violations, r.minGap.Round(time.Millisecond), r.cpu.Seconds())
 	}
 	return nil
 }
 
-// runBroad runs one variant against a fresh site.
-func runBroad(variant, bin, self string, p broadParams) (broadResult, error) {
-	s, err := startBroadSite(p)
-	if err != nil {
-		return broadResult{}, err
+func (e *broadEnv) runColly(ctx context.Context, seeds []string) error {
+	f := filepath.Join(e.work, fmt.Sprintf("broad-seeds-%d.txt", e.runs))
+	if err := os.WriteFile(f, []byte(strings.Join(seeds, "\n")+"\n"), 0o644); err != nil {
+		return err
 	}
-	defer s.close()
-	dir, err := os.MkdirTemp("", "broad-")
-	if err != nil {
-		return broadResult{}, err
+	defer os.Remove(f)
+	return e.exec(ctx, e.self, "colly-broad", "-seeds", f, "-concurrency", strconv.Itoa(e.p.conc),
+		"-delay", e.p.interval().String(), "-robots="+strconv.FormatBool(e.o.robots))
+}
+
+// config writes one worker's crawl config: the seeds in order (they are
+// the scope too), links by regex, no saver (the site's log is the
+// measure), the rate and one request in flight per host (Colly's
+// LimitRule: Parallelism 1), and the egress's name in a header.
+func (e *broadEnv) config(kind, crawl, egress string, conc int, seeds []string) (string, error) {
+	tr := "tracker: {kind: memory, batch: 64, lease_ttl: 1m}\n"
+	if kind == "redis" {
+		tr = fmt.Sprintf("tracker: {kind: redis, url: %q, batch: 64, lease_ttl: 1m}\n", e.redis.url(dbDistscrape))
 	}
-	defer os.RemoveAll(dir)
-	seeds := s.seeds(strings.HasSuffix(variant, "big-first"))
-	var procs []*exec.Cmd
-	start := func(name string, args ...string) error {
-		c := exec.Command(name, args...)
-		c.Dir, c.Stdout, c.Stderr = dir, io.Discard, os.Stderr
-		procs = append(procs, c)
-		return c.Start()
+	var b strings.Builder
+	b.WriteString("crawl: " + crawl + "\n" + tr + "scraper:\n  kind: link\n  link_regex: 'href=\"([^\"]+)\"'\n  seeds:\n")
+	for _, s := range seeds {
+		b.WriteString("  - " + strconv.Quote(s) + "\n")
 	}
-	var cleanup func()
-	switch {
-	case strings.HasPrefix(variant, "colly"):
-		f := filepath.Join(dir, "seeds.txt")
-		if err := os.WriteFile(f, []byte(strings.Join(seeds, "\n")), 0o644); err != nil {
-			return broadResult{}, err
-		}
-		if err := start(self, "broad-colly", "-seeds", f, "-rate", fmt.Sprint(p.rate), "-parallelism", fmt.Sprint(p.conc)); err != nil {
-			return broadResult{}, err
-		}
-	default:
-		tracker := "tracker: {kind: memory, batch: 32}"
-		if strings.HasPrefix(variant, "redis") {
-			rs, err := startRedis(context.Background(), dir)
-			if err != nil {
-				return broadResult{}, err
-			}
-			cleanup = rs.stop
-			tracker = fmt.Sprintf("tracker: {kind: redis, url: %q, batch: 32}", "redis://"+rs.addr())
-		}
-		quoted := make([]string, len(seeds))
-		for i, u := range seeds {
-			quoted[i] = fmt.Sprintf("%q", u)
-		}
-		cfg := fmt.Sprintf("crawl: broad\n%s\nscraper: {kind: link, seeds: [%s], link_regex: 'href=\"([^\"]+)\"'}\n"+
-			"fetch: {concurrency: %d, per_host_concurrency: 1, per_host_rate: %v, robots: false, timeout: 10s}\nsaver: {kind: none}\nlog: {level: warn}\n",
-			tracker, strings.Join(quoted, ", "), p.conc, p.rate)
-		path := filepath.Join(dir, "crawl.yaml")
-		if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-			return broadResult{}, err
-		}
-		if strings.HasPrefix(variant, "redis") {
-			seed := exec.Command(bin, "seed", "-c", path)
-			seed.Dir = dir
-			if out, err := seed.CombinedOutput(); err != nil {
-				return broadResult{}, fmt.Errorf("seed: %v: %s", err, out)
-			}
-			for i := range 2 {
-				if err := start(bin, "worker", "-c", path, "--id", fmt.Sprintf("w%d", i)); err != nil {
-					return broadResult{}, err
-				}
-			}
-		} else if err := start(bin, "crawl", "-c", path); err != nil {
-			return broadResult{}, err
-		}
+	fetch := fmt.Sprintf("concurrency: %d, per_host_concurrency: 1, per_host_rate: %g, timeout: 30s, robots: %t, headers: {X-Bench-Egress: %s}",
+		conc, e.p.rate, e.o.robots, egress)
+	if e.o.scope != "" {
+		fetch += ", per_host_scope: " + e.o.scope
 	}
-	r := s.wait(p.limit)
-	r.name = variant
-	for _, c := range procs {
-		_ = c.Process.Signal(syscall.SIGTERM)
+	if e.o.fetchExtra != "" {
+		fetch += ", " + e.o.fetchExtra
 	}
-	for _, c := range procs {
-		_ = c.Wait()
-		if c.ProcessState != nil {
-			r.cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
-		}
+	b.WriteString("fetch: {" + fetch + "}\nsaver: {kind: none}\nlog: {level: warn, format: text}\n")
+	p := filepath.Join(e.work, fmt.Sprintf("broad-%d-%s.yaml", e.runs, egress))
+	return p, os.WriteFile(p, []byte(b.String()), 0o644)
+}
+
+// exec runs bin until it ends or ctx is cancelled, which interrupts it
+// (SIGINT: distscrape stops gracefully) and kills it 15 s later. Its CPU
+// time is added to the run's; its error is returned only if it ended by
+// itself.
+func (e *broadEnv) exec(ctx context.Context, bin string, args ...string) error {
+	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 15 * time.Second
+	var outb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &outb, &outb
+	err := cmd.Run()
+	if cmd.ProcessState != nil {
+		e.cpuMu.Lock()
+		e.cpu += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+		e.cpuMu.Unlock()
 	}
-	if cleanup != nil {
-		cleanup()
+	if err != nil && ctx.Err() == nil {
+		return fmt.Errorf("%s %s: %w\n%s", filepath.Base(bin), args[0], err, tail(outb.String(), 20))
 	}
-	return r, nil
+	return nil
+}
+
+// writeLog writes a run's requests as CSV: seconds since the run's start,
+// host index (the big host is the last), egress, page (-1: not a page).
+func writeLog(name string, log []hit) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("at_s,host,egress,page\n")
+	for _, h := range log {
+		fmt.Fprintf(&b, "%.6f,%d,%s,%d\n", h.at.Seconds(), h.host, h.egress, h.page)
+	}
+	return os.WriteFile(name, []byte(b.String()), 0o644)
 }

@@ -31,10 +31,8 @@ func main() {
 	switch {
 	case len(os.Args) > 1 && os.Args[1] == "colly":
 		err = collyMain(os.Args[2:])
-	case len(os.Args) > 1 && os.Args[1] == "broad":
-		err = broadMain(os.Args[2:])
-	case len(os.Args) > 1 && os.Args[1] == "broad-colly":
-		err = broadCollyMain(os.Args[2:])
+	case len(os.Args) > 1 && os.Args[1] == "colly-broad":
+		err = collyBroadMain(os.Args[2:])
 	case len(os.Args) > 1 && os.Args[1] == "loadgen":
 		err = loadgenMain(os.Args[2:])
 	default:
@@ -54,7 +52,8 @@ type options struct {
 	conc       int
 	latency    time.Duration
 	life       lifeParams
-	only       string // "", "crawl", "extract" or "lifecycle"
+	only       string // "", "crawl", "extract", "lifecycle" or "broad"
+	broad      broadOptions
 	src        string // the main module's source, for the record sinks' benchmarks
 	sinkTime   string // -benchtime of each record sink benchmark
 	out        string
@@ -72,7 +71,23 @@ func driverMain(args []string) error {
 	fs.DurationVar(&o.latency, "latency", 20*time.Millisecond, "per-request server latency of the second crawl scenario (0: skip it)")
 	fs.IntVar(&o.life.N, "items", 50000, "items per lifecycle run (distscrape tracker, asynq)")
 	fs.IntVar(&o.life.CeilingN, "ceiling-items", 500000, "items per go-redis ceiling run")
-	fs.StringVar(&o.only, "only", "", "run only the crawl, extract or lifecycle figures")
+	fs.StringVar(&o.only, "only", "", "run only the crawl, extract or lifecycle figures, or the broad crawl (never run without -only)")
+	fs.IntVar(&o.broad.hosts, "broad-hosts", 2000, "broad: small hosts")
+	fs.IntVar(&o.broad.pages, "broad-pages", 20, "broad: pages each small host's root links")
+	fs.IntVar(&o.broad.bigPages, "broad-big", 5000, "broad: pages the big host's root links")
+	fs.Float64Var(&o.broad.rate, "broad-rate", 2, "broad: fetch.per_host_rate (requests/s per host; Colly's Delay is its inverse)")
+	fs.DurationVar(&o.broad.latency, "broad-latency", 10*time.Millisecond, "broad: the server's latency per request")
+	fs.DurationVar(&o.broad.tolerance, "broad-tolerance", 50*time.Millisecond, "broad: a gap this much under 1/rate is not yet a politeness violation")
+	fs.DurationVar(&o.broad.cap, "broad-cap", 240*time.Second, "broad: the longest run")
+	fs.DurationVar(&o.broad.tail, "broad-tail", 5*time.Second, "broad: with -broad-until small, how long a run goes on after every small host is done")
+	fs.StringVar(&o.broad.until, "broad-until", "small", "broad: stop a run when every small host is done (small) or when the crawl ends (all); the cap holds either way")
+	fs.StringVar(&o.broad.scope, "broad-scope", "", "broad: fetch.per_host_scope to set (fleet or worker; worker counts politeness per egress); empty: the key is not written")
+	fs.StringVar(&o.broad.fetchExtra, "broad-fetch", "", "broad: more fetch keys for distscrape, YAML flow style (\"max_host_wait: 1s\")")
+	fs.StringVar(&o.broad.crawlers, "broad-crawlers", "memory,redis,colly", "broad: the crawlers, of memory, redis, colly")
+	fs.StringVar(&o.broad.variants, "broad-variants", "shuffled,bigfirst", "broad: the seed orders, of shuffled, bigfirst")
+	fs.BoolVar(&o.broad.robots, "broad-robots", false, "broad: obey robots.txt (the site has none: a 404 each, counted in the politeness)")
+	fs.StringVar(&o.broad.logDir, "broad-log", "", "broad: write each run's request log (CSV) to this directory")
+	fs.Uint64Var(&o.broad.seed, "broad-seed", 1, "broad: the shuffle's seed")
 	fs.StringVar(&o.src, "src", ".", "the distscrape source tree, where `go test` runs the record sinks' benchmarks")
 	fs.StringVar(&o.sinkTime, "sink-benchtime", "2s", "-benchtime of each record sink benchmark run")
 	fs.StringVar(&o.out, "out", "", "also write the tables to this file")
@@ -85,8 +100,8 @@ func driverMain(args []string) error {
 	if o.rounds < 1 || o.pages < 2 || o.conc < 2 || o.life.N < 1 || o.life.CeilingN < o.life.Workers {
 		return fmt.Errorf("need -rounds ≥ 1, -pages ≥ 2, -concurrency ≥ 2, -items ≥ 1, -ceiling-items ≥ 8")
 	}
-	if o.only != "" && o.only != "crawl" && o.only != "extract" && o.only != "lifecycle" {
-		return fmt.Errorf("-only: want crawl, extract or lifecycle, not %q", o.only)
+	if o.only != "" && o.only != "crawl" && o.only != "extract" && o.only != "lifecycle" && o.only != "broad" {
+		return fmt.Errorf("-only: want crawl, extract, lifecycle or broad, not %q", o.only)
 	}
 	// Ctrl-C stops the clients and the private servers, and removes the
 	// scratch directory, instead of leaving them behind.
@@ -140,7 +155,14 @@ func drive(ctx context.Context, o options) error {
 		}
 		goals = append(goals, g...)
 	}
-	goalsTable(w, goals)
+	if o.only == "broad" {
+		if err := broadFigures(ctx, w, o, rs, work); err != nil {
+			return err
+		}
+	}
+	if len(goals) > 0 {
+		goalsTable(w, goals)
+	}
 	fmt.Fprintf(w, "\nTotal time: %s; load average at the end %s.\n", time.Since(started).Round(time.Second), loadavg())
 	return nil
 }

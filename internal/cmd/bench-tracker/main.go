@@ -30,7 +30,9 @@ import (
 func main() {
 	scale := flag.Int("scale", 10_000_000, "items of the large figures (the issue's goals are at 10^7)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of this program here")
-	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle, lifesplit, dashboards or revisit (seconds instead of minutes)")
+	only := flag.String("only", "", "run only this figure: rangeseed, iddedup, urldedup, urlpending, requeue, lifecycle, lifesplit, dashboards or revisit (seconds instead of minutes), or hosts (never run without -only)")
+	hosts := flag.Int("hosts", 1_000_000, "hosts of the hosts figure")
+	hostItems := flag.Int("host-items", 3, "items per host of the hosts figure")
 	flag.Parse()
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -43,7 +45,7 @@ func main() {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(context.Background(), *scale, *only); err != nil {
+	if err := run(context.Background(), *scale, *only, *hosts, *hostItems); err != nil {
 		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "bench-tracker:", err)
 		os.Exit(1)
@@ -66,7 +68,7 @@ type bench struct {
 	url string
 }
 
-func run(ctx context.Context, scale int, only string) error {
+func run(ctx context.Context, scale int, only string, hosts, hostItems int) error {
 	dir, err := os.MkdirTemp("", "bench-tracker-")
 	if err != nil {
 		return err
@@ -98,10 +100,11 @@ func run(ctx context.Context, scale int, only string) error {
 		{"rangeseed", b.rangeSeed}, {"iddedup", b.idDedup}, {"urldedup", b.urlDedupAndCheckout},
 		{"urlpending", b.urlPending}, {"requeue", b.requeueFlatness}, {"lifecycle", b.lifecycle},
 		{"lifesplit", b.lifecycleSplit}, {"dashboards", b.dashboards}, {"revisit", b.revisitOverhead},
+		{"hosts", func(int) error { return b.hostsFigures(hosts, hostItems) }},
 	}
 	ran := false
 	for _, step := range steps {
-		if only != "" && step.name != only {
+		if (only != "" || step.name == "hosts") && step.name != only {
 			continue
 		}
 		ran = true
