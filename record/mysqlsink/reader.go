@@ -72,12 +72,20 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 	if err != nil {
 		return nil, r.fail(ctx, err)
 	}
-	for rule := range stored {
+	for rule, fields := range stored {
 		var c record.RuleCounts
-		q := `SELECT COUNT(*), COALESCE(SUM(status = ?), 0) FROM ` + quote(rule) + ` WHERE crawl = ?`
-		if err := r.db.QueryRowContext(ctx, q, string(record.Invalid), r.crawl).Scan(&c.Records, &c.Invalid); err != nil {
+		cols := ""
+		found := make([]int64, len(fields))
+		dest := []any{&c.Records, &c.Invalid}
+		for i, f := range fields {
+			cols += ", COUNT(" + quote(f.Name) + ")"
+			dest = append(dest, &found[i])
+		}
+		q := `SELECT COUNT(*), COALESCE(SUM(status = ?), 0)` + cols + ` FROM ` + quote(rule) + ` WHERE crawl = ?`
+		if err := r.db.QueryRowContext(ctx, q, string(record.Invalid), r.crawl).Scan(dest...); err != nil {
 			return nil, r.fail(ctx, fmt.Errorf("rule %s: %w", rule, err))
 		}
+		c.Fields = record.FieldCounts(fields, found)
 		if c.Records > 0 {
 			out[rule] = c
 		}

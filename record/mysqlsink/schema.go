@@ -53,18 +53,12 @@ const tableOptions = ` ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin
 func quote(name string) string { return "`" + strings.ReplaceAll(name, "`", "``") + "`" }
 
 // CheckNames reports whether the names of sc (record.CheckSchema checked
-// them already) suit MySQL and MariaDB: no rule or field that is a
-// reserved word of either, no field named KeyHashColumn. It wraps
-// record.ErrSchema.
+// them already) suit MySQL and MariaDB: no field named KeyHashColumn. A
+// reserved word (select, order) is taken like in the other sinks: every
+// query quotes its names. It wraps record.ErrSchema.
 func CheckNames(sc record.Schema) error {
-	if reservedWords[sc.Rule] {
-		return fmt.Errorf("%w: rule %s: a reserved word of MySQL or MariaDB: every query would have to quote the table, rename the rule", record.ErrSchema, sc.Rule)
-	}
 	for _, f := range sc.Fields {
-		switch {
-		case reservedWords[f.Name]:
-			return fmt.Errorf("%w: rule %s: field %s: a reserved word of MySQL or MariaDB: every query would have to quote the column, rename the field", record.ErrSchema, sc.Rule, f.Name)
-		case f.Name == KeyHashColumn:
+		if f.Name == KeyHashColumn {
 			return fmt.Errorf("%w: rule %s: field %s: the name of the MySQL sink's own column (the SHA-256 of key)", record.ErrSchema, sc.Rule, f.Name)
 		}
 	}
