@@ -219,7 +219,7 @@ func (c *Client) hop(ctx, wctx context.Context, req *http.Request, crawlDelay ti
 		}
 		key = u.Host + " via " + px.url.Host
 	}
-	slot, err := c.hosts.acquire(wctx, key, crawlDelay, c.cfg.MaxHostWait, o.unpaced)
+	slot, err := c.hosts.acquire(wctx, key, crawlDelay, c.maxHostWait(ctx), o.unpaced)
 	if err != nil {
 		var nr *NotReady
 		if errors.As(err, &nr) {

@@ -40,11 +40,18 @@ func (c *Client) fleetWait(ctx context.Context, u *url.URL, key string, crawlDel
 	if interval <= 0 {
 		return nil
 	}
-	maxWait := c.cfg.MaxHostWait
+	maxWait := c.maxHostWait(ctx)
 	if maxWait <= 0 {
 		maxWait = c.cfg.Timeout // a booking is held at most one request long
 	}
 	wait, booked, err := c.cfg.Fleet.ReserveHost(ctx, key, interval, maxWait)
+	for err == nil && !booked && patient(ctx) {
+		// Wait until the slot is near enough to book, then book again.
+		if err := sleepCtx(ctx, wait-maxWait/2); err != nil {
+			return classify(ctx, u.Redacted(), err)
+		}
+		wait, booked, err = c.cfg.Fleet.ReserveHost(ctx, key, interval, maxWait)
+	}
 	if err != nil {
 		return &Error{reason: "fleet rate unavailable", URL: u.Redacted(), Err: errors.Join(ErrFleetRate, err)}
 	}

@@ -3,6 +3,7 @@ package fetch
 import (
 	"context"
 	"errors"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -63,5 +64,38 @@ func TestFleetRateTooFarIsRetryable(t *testing.T) {
 	}
 	if len(s.at) != 0 {
 		t.Fatalf("the server saw %d requests; none may be sent before the slot", len(s.at))
+	}
+}
+
+// A request under WithPatience (a login form, which has no item to hand
+// back) waits for its host's slot past MaxHostWait, in this worker and in
+// the fleet, and is still spaced; without it the same request is not sent.
+func TestWithPatience(t *testing.T) {
+	for _, fleet := range []bool{false, true} {
+		name := map[bool]string{false: "worker", true: "fleet"}[fleet]
+		t.Run(name, func(t *testing.T) {
+			var s stamps
+			srv := newServer(t, s.handler(0))
+			cfg := Config{PerHostRate: 4, MaxHostWait: 10 * time.Millisecond, Timeout: 100 * time.Millisecond}
+			if fleet {
+				cfg.Fleet = fleetTracker(t)
+			}
+			c := newClient(t, cfg)
+			if _, err := get(t, c, srv.URL+"/1"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := get(t, c, srv.URL+"/2"); !errors.Is(err, ErrHostNotReady) {
+				t.Fatalf("impatient: %v, want ErrHostNotReady", err)
+			}
+			ctx, cancel := context.WithTimeout(WithPatience(context.Background()), testBound)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, srv.URL+"/3", nil)
+			if _, err := c.Fetch(ctx, req); err != nil {
+				t.Fatalf("patient: %v", err)
+			}
+			if len(s.at) != 2 || s.span() < 200*time.Millisecond {
+				t.Fatalf("%d requests over %v; want 2, a 250ms interval apart", len(s.at), s.span())
+			}
+		})
 	}
 }

@@ -38,6 +38,27 @@ func (e *NotReady) Is(target error) bool { return target == ErrHostNotReady }
 
 type stopKey struct{}
 
+type patientKey struct{}
+
+// WithPatience returns ctx for a request that is no tracker item and
+// cannot be handed back (a login form, its submit): it waits for its
+// host's slot however long that is, Config.MaxHostWait notwithstanding,
+// and is spaced like any other.
+func WithPatience(ctx context.Context) context.Context {
+	return context.WithValue(ctx, patientKey{}, true)
+}
+
+func patient(ctx context.Context) bool { p, _ := ctx.Value(patientKey{}).(bool); return p }
+
+// maxHostWait is Config.MaxHostWait for a request under ctx: 0 (no
+// bound) for a patient one.
+func (c *Client) maxHostWait(ctx context.Context) time.Duration {
+	if patient(ctx) {
+		return 0
+	}
+	return c.cfg.MaxHostWait
+}
+
 // WithStop returns ctx carrying stop: a request fetched with it that is
 // still waiting for its slot when stop ends is not sent (ErrNotSent), while
 // one already sent runs on under ctx. A worker passes its shutdown signal

@@ -93,7 +93,8 @@ func (r *SitemapReader) get(ctx context.Context, raw string) (*fetch.Response, e
 	if err != nil {
 		return nil, err
 	}
-	return r.Fetch.Fetch(ctx, req)
+	// A sitemap is no item to hand back: wait for the host's slot.
+	return r.Fetch.Fetch(fetch.WithPatience(ctx), req)
 }
 
 // Read reads the sitemaps at roots, following indexes, and returns the

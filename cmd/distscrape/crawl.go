@@ -334,7 +334,7 @@ func runWorker(c *cli.Context, single bool) error {
 			return stoppedError{sig: stop.sig, left: &st}
 		}
 	}
-	if lost {
+	if lost && runErr == nil { // a seed that failed its rules says more: exit 1
 		return cli.Exit(fmt.Sprintf("%d %s lost to dead letters (list them: distscrape failed -c %s; fetch them again: distscrape requeue --failed -c %s)",
 			st.Failed, plural(st.Failed, "page", "pages"), c.String("config"), c.String("config")), exitDeadLetters)
 	}

@@ -164,6 +164,7 @@ func (s *Session) relogin(ctx context.Context, gen uint64) error {
 }
 
 func (s *Session) loginLocked(ctx context.Context) error {
+	ctx = fetch.WithPatience(ctx) // no item to hand back: wait for the host
 	var err error
 	if len(s.cfg.Steps) > 0 {
 		err = s.browserLogin(ctx)

@@ -263,8 +263,8 @@ func TestDashboardInChromium(t *testing.T) {
 	tb.shot("4-dead-worker")
 
 	site.SetLatency(0)
-	if r := w1.Wait(t, runTimeout); r.Code != 0 {
-		t.Fatalf("w1: %s", r)
+	if r := w1.Wait(t, runTimeout); r.Code != exitDeadLetters {
+		t.Fatalf("w1: want exit %d, the failing pages lost: %s", exitDeadLetters, r)
 	}
 	testbin.WaitFor(t, time.Minute, "the page to say done", func() bool {
 		return tb.text("state") == "done" && tb.text("c-pending") == "0" && tb.text("c-leased") == "0"

@@ -71,8 +71,8 @@ func TestDashboardToken(t *testing.T) {
 		t.Fatal("the config does not hold the password: the test proves nothing")
 	}
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress"); r.Code != 0 {
-		t.Fatalf("crawl: %s", r)
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--no-progress"); r.Code != exitDeadLetters {
+		t.Fatalf("crawl: want exit %d, the broken pages lost: %s", exitDeadLetters, r)
 	}
 	weak := writeFile(t, dir, "weak.yaml", readFile(t, cfg)+"dashboard: {token: short}\n")
 	mem := crawlConfig{Scraper: linkScraper(site)}.write(t, t.TempDir())
@@ -187,7 +187,7 @@ func TestCrawlDashboard(t *testing.T) {
 	if code, body := get(t, c, u, ""); code != 200 || !strings.Contains(body, `id="pause"`) {
 		t.Errorf("the page: %d %.300s", code, body)
 	}
-	if r := p.Wait(t, runTimeout); r.Code != 0 || !strings.Contains(r.Stdout, "crawl done") {
+	if r := p.Wait(t, runTimeout); r.Code != exitDeadLetters || !strings.Contains(r.Stdout, "crawl done, 2 pages LOST") {
 		t.Fatalf("crawl: %s\nlast state: %s", r, state)
 	}
 }

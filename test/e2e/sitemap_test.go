@@ -22,21 +22,28 @@ func TestSitemaps(t *testing.T) {
 		sitemaps bool   // scraper.sitemaps
 		seedArg  string // path given to seed --sitemap; "config": seed with no argument; "": crawl seeds itself
 		wantMaps bool   // the sitemap pages are saved
+		rate     string // fetch.per_host_rate: the sitemaps of one host are spaced, not given up
 	}{
 		{name: "robots.txt", inRobots: true, sitemaps: true, wantMaps: true},
 		{name: "sitemap.xml", sitemaps: true, wantMaps: true},
 		{name: "seed --sitemap", seedArg: fixturesite.SitemapIndexPath, wantMaps: true},
+		{name: "seed --sitemap, paced", seedArg: fixturesite.SitemapIndexPath, wantMaps: true, rate: "5"},
+		{name: "robots.txt, paced", inRobots: true, sitemaps: true, wantMaps: true, rate: "5"},
 		{name: "seed, the config's seeds", inRobots: true, sitemaps: true, seedArg: "config", wantMaps: true},
 		{name: "off", inRobots: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			site := fixturesite.Start(t, fixturesite.Options{Pages: 3, SitemapInRobots: tc.inRobots})
 			dir := t.TempDir()
-			cfg := crawlConfig{
+			c := crawlConfig{
 				Tracker: fmt.Sprintf("tracker: {kind: memory, state: %q, max_attempts: 1}", filepath.Join(dir, "state")),
 				Scraper: fmt.Sprintf("scraper: {kind: link, seeds: [%q], sitemaps: %v}", site.URL()+fixturesite.MirrorPath, tc.sitemaps),
 				Saver:   "saver: {kind: file, dir: out}",
-			}.write(t, dir)
+			}
+			if tc.rate != "" {
+				c.Fetch = "fetch: {concurrency: 16, timeout: 10s, per_host_rate: " + tc.rate + "}"
+			}
+			cfg := c.write(t, dir)
 			cmd := testbin.Cmd{Dir: dir}
 			if tc.seedArg != "" {
 				args := []string{"seed", "-c", cfg}

@@ -92,8 +92,8 @@ func TestTryMatchesCrawl(t *testing.T) {
 		shopScraper(site), "fetch: {concurrency: 8, timeout: 10s}", "saver: {kind: none}",
 		shopRules, "records: {kind: jsonl, dir: out/records}")
 	cmd := testbin.Cmd{Dir: dir}
-	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != 0 {
-		t.Fatalf("crawl: %s", r)
+	if r := cmd.Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != exitDeadLetters {
+		t.Fatalf("crawl: want exit %d, the broken products lost: %s", exitDeadLetters, r)
 	}
 	sets, err := jsonlsink.NewReader(filepath.Join(dir, "out", "records"), "shop").Sets(context.Background())
 	if err != nil {
