@@ -124,8 +124,8 @@ func TestRenderPageNeverLoads(t *testing.T) {
 		t.Fatalf("seed: %s", r)
 	}
 	r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1", "--no-progress")
-	if r.Code != 0 {
-		t.Fatalf("worker: %s", r)
+	if r.Code != exitDeadLetters {
+		t.Fatalf("worker: want exit %d, the hanging page lost: %s", exitDeadLetters, r)
 	}
 	dl := deadLetters(t, cmd, cfg)
 	if len(dl) != 1 || !strings.Contains(dl[hang], "render timeout") {
