@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/redis/go-redis/v9"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -235,6 +236,11 @@ func (e *broadEnv) runRedis(ctx context.Context, seeds []string) error {
 	if err := e.exec(ctx, e.distscrape, "seed", "-c", cfgs[0]); err != nil {
 		return err
 	}
+	rc := redis.NewClient(&redis.Options{Addr: e.redis.addr()})
+	defer rc.Close()
+	if e.o.logDir != "" {
+		rc.ConfigResetStat(ctx)
+	}
 	var wg sync.WaitGroup
 	errs := make([]error, 2)
 	for i := range errs {
@@ -243,6 +249,16 @@ func (e *broadEnv) runRedis(ctx context.Context, seeds []string) error {
 		})
 	}
 	wg.Wait()
+	if e.o.logDir != "" {
+		// What the workers asked of Redis: calls and time per command.
+		stats, err := rc.Info(context.WithoutCancel(ctx), "commandstats").Result()
+		if err == nil {
+			err = os.WriteFile(filepath.Join(e.o.logDir, fmt.Sprintf("broad-%d-redis-commandstats.txt", e.runs)), []byte(stats), 0o644)
+		}
+		if err != nil {
+			return fmt.Errorf("redis commandstats: %w", err)
+		}
+	}
 	for _, err := range errs {
 		if err != nil {
 			return err

@@ -4,14 +4,21 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 )
 
 // startProfiles writes a CPU profile to $DISTSCRAPE_CPUPROFILE and an
-// allocation profile to $DISTSCRAPE_MEMPROFILE when they are set: the
+// allocation profile to $DISTSCRAPE_MEMPROFILE when they are set (%p in
+// either is the process id): the
 // benchmarks (bench/, make bench) profile a real crawl this way. Not a user
 // feature, so not in --help. The returned func finishes the profiles.
 func startProfiles() (stop func()) {
-	cpuPath, memPath := os.Getenv("DISTSCRAPE_CPUPROFILE"), os.Getenv("DISTSCRAPE_MEMPROFILE")
+	// %p becomes the process id, so that the workers of a fleet on one
+	// machine each write their own.
+	pid := strconv.Itoa(os.Getpid())
+	cpuPath := strings.ReplaceAll(os.Getenv("DISTSCRAPE_CPUPROFILE"), "%p", pid)
+	memPath := strings.ReplaceAll(os.Getenv("DISTSCRAPE_MEMPROFILE"), "%p", pid)
 	var cpu *os.File
 	if cpuPath != "" {
 		f, err := os.Create(cpuPath)
