@@ -129,11 +129,17 @@ fuzz: redis-server
 fuzz-smoke:
 	$(MAKE) fuzz FUZZTIME=20s
 
-## lint: gofmt, go vet, and both go.mod files tidy (no direct requirement
-## left marked // indirect)
+## lint: gofmt, go vet, staticcheck (both modules), no unreachable function
+## (deadcode, tests included), and both go.mod files tidy (no direct
+## requirement left marked // indirect)
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+DEADCODE    := golang.org/x/tools/cmd/deadcode@v0.52.0
 lint:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo "gofmt needed"; exit 1; }
 	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	cd bench && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...
+	@dead="$$($(GO) run $(DEADCODE) -test ./...)"; test -z "$$dead" || { echo "$$dead"; echo "unreachable functions: remove them"; exit 1; }
 	$(GO) mod tidy -diff
 	cd bench && $(GO) mod tidy -diff
 

@@ -43,16 +43,6 @@ type Server struct {
 	t    testing.TB
 }
 
-// Binary returns the path of redis-server or fails the test with how to install it.
-func Binary(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server not found in PATH: install it (apt-get install -y redis-server, or `make deps`); tests never skip Redis")
-	}
-	return p
-}
-
 // Start starts a server and registers its stop with t.Cleanup.
 func Start(t testing.TB, opts Options) *Server {
 	t.Helper()

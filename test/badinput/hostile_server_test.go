@@ -91,13 +91,6 @@ func serveHostile(t *testing.T, ln net.Listener) *hostileServer {
 
 func (h *hostileServer) url(path string) string { return h.base + path }
 
-// Hits is how many requests path received.
-func (h *hostileServer) Hits(path string) int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.hits[path]
-}
-
 // HitsPrefix is how many requests went to paths starting with prefix.
 func (h *hostileServer) HitsPrefix(prefix string) int {
 	h.mu.Lock()

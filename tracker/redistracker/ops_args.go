@@ -9,14 +9,6 @@ import (
 // The typed arguments of the operations (ops.go), each field one ARGV
 // value from 6 on, in the order of the Lua function's header.
 
-// noArgs: an operation with no arguments of its own (the example of
-// CONTRIBUTING's "Adding a Redis operation" uses it).
-//
-//lint:ignore U1000 kept for operations without arguments, as documented
-type noArgs struct{}
-
-func (noArgs) argv() []any { return nil }
-
 // addArgs: lua/ops/add.lua.
 type addArgs struct {
 	seen, fresh string // the crawl id seen ('' for none), a fresh one for a new record

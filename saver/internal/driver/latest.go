@@ -39,6 +39,3 @@ func (l *Latest) Wins(key string, pos int) bool {
 	b, ok := l.best[sha256.Sum256([]byte(key))]
 	return ok && b.pos == pos
 }
-
-// Keys is the number of keys seen.
-func (l *Latest) Keys() int { return len(l.best) }
