@@ -36,10 +36,11 @@ type Config struct {
 
 // Sink writes records to a SQLite database.
 type Sink struct {
-	db    *sql.DB
-	opt   record.Options
-	rules map[string]*ruleSQL
-	batch recordcodec.Batch
+	db      *sql.DB
+	opt     record.Options
+	schemas map[string]record.Schema
+	rules   map[string]*ruleSQL
+	batch   recordcodec.Batch
 }
 
 // ruleSQL holds one rule's statements.
@@ -92,7 +93,7 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlitesink: %s: %w", cfg.Path, err)
 	}
-	s := &Sink{db: db, opt: opt, rules: map[string]*ruleSQL{}}
+	s := &Sink{db: db, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}
@@ -154,6 +155,9 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 	args := []any{}
 	for _, set := range sets {
 		r := s.rules[set.Rule]
+		if set, err = s.markChanges(ctx, tx, set); err != nil {
+			return err
+		}
 		if s.opt.KeepVersions > 0 {
 			if err := s.moveToVersions(ctx, tx, stmt, r, set.Key); err != nil {
 				return err
@@ -180,6 +184,25 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// markChanges marks set's records against the current rows of its key
+// (record.MarkChanges), read in tx: a first visit's are not compared, so
+// it reads nothing.
+func (s *Sink) markChanges(ctx context.Context, tx *sql.Tx, set record.Set) (record.Set, error) {
+	if len(set.Records) == 0 || set.Records[0].Visit == 0 {
+		return record.MarkChanges(s.schemas[set.Rule], nil, false, set), nil
+	}
+	sc := s.schemas[set.Rule]
+	held, err := queryRule(ctx, tx, s.opt.Crawl, set.Rule, sc.Fields, set.Key, false)
+	if err != nil {
+		return set, fmt.Errorf("key %q rule %s: reading the current rows: %w", set.Key, set.Rule, err)
+	}
+	var prev map[int]record.Digest
+	if len(held) > 0 {
+		prev = record.Digests(sc, held[0])
+	}
+	return record.MarkChanges(sc, prev, true, set), nil
 }
 
 func (s *Sink) moveToVersions(ctx context.Context, tx *sql.Tx, stmt func(string) (*sql.Stmt, error), r *ruleSQL, key string) error {
@@ -221,7 +244,7 @@ func (s *Sink) row(args []any, r *ruleSQL, rec record.Record) ([]any, error) {
 		return nil, err
 	}
 	args = append(args, s.opt.Crawl, rec.Key, rec.URL, rec.Rule, int64(rec.Index), recordcodec.FormatTime(rec.FetchedAt),
-		string(rec.Status), rec.Problem, string(lj), int64(rec.Visit))
+		string(rec.Status), rec.Problem, string(lj), int64(rec.Visit), nullText(string(rec.Change)), nullText(record.FormatChanged(rec.Changed)))
 	for _, f := range r.fields {
 		v, ok := rec.Fields[f.Name]
 		if !ok {
@@ -235,6 +258,14 @@ func (s *Sink) row(args []any, r *ruleSQL, rec record.Record) ([]any, error) {
 		args = append(args, x)
 	}
 	return args, nil
+}
+
+// nullText is s, or NULL for "".
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // sqlValue is a field's value as the SQLite column holds it.
