@@ -125,11 +125,9 @@ func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Fie
 	return queryRule(ctx, r.db, r.crawl, rule, fields, key, versions)
 }
 
-// queryRule reads the rows of crawl (and key when not "") of rule's table
-// or versions table through q, grouped in Sets.
-func queryRule(ctx context.Context, db interface {
-	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
-}, crawl, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+// selectRows is the query of the rows of crawl (and key when byKey) of
+// rule's table or versions table, as scanSets reads them.
+func selectRows(rule string, fields []record.Field, byKey, versions bool) string {
 	cols := []string{"version"}
 	if !versions {
 		cols[0] = "0"
@@ -145,24 +143,37 @@ func queryRule(ctx context.Context, db interface {
 		table = recordcodec.VersionsTable(rule)
 	}
 	q := fmt.Sprintf(`SELECT %s FROM %s WHERE crawl = ?`, strings.Join(cols, ", "), recordcodec.Quote(table))
-	args := []any{crawl}
-	if key != "" {
+	if byKey {
 		q += ` AND key = ?`
-		args = append(args, key)
 	}
 	if versions {
-		q += ` ORDER BY key, version, idx`
-	} else {
-		q += ` ORDER BY key, idx`
+		return q + ` ORDER BY key, version, idx`
 	}
-	rows, err := db.QueryContext(ctx, q, args...)
+	return q + ` ORDER BY key, idx`
+}
+
+// queryRule reads the rows of crawl (and key when not "") of rule's table
+// or versions table through q, grouped in Sets.
+func queryRule(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, crawl, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+	args := []any{crawl}
+	if key != "" {
+		args = append(args, key)
+	}
+	rows, err := db.QueryContext(ctx, selectRows(rule, fields, key != "", versions), args...)
 	if err != nil {
 		return nil, err
 	}
+	return scanSets(rows, rule, fields)
+}
+
+// scanSets reads rows of selectRows into Sets, and closes them.
+func scanSets(rows *sql.Rows, rule string, fields []record.Field) ([]record.Set, error) {
 	defer rows.Close()
 	var out []record.Set
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
+	vals := make([]any, 1+len(reserved)+len(fields))
+	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}

@@ -51,6 +51,9 @@ type ruleSQL struct {
 	moveNext string // the version number a move makes
 	move     string // the rows of (crawl, key) into versions
 	prune    string
+	// deleteReturning is delete returning idx and the fields of the rows
+	// deleted: the change log's read of a revisit.
+	deleteReturning string
 }
 
 var (
@@ -116,12 +119,13 @@ func statements(sc record.Schema, stored []record.Field) *ruleSQL {
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
 	return &ruleSQL{
-		fields:   sc.Fields,
-		insert:   fmt.Sprintf(`INSERT INTO %s (%s) VALUES (%s)`, t, strings.Join(cols, ", "), marks),
-		delete:   fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ?`, t),
-		moveNext: fmt.Sprintf(`SELECT coalesce(max(version), 0) + 1 FROM %s WHERE crawl = ? AND key = ?`, v),
-		move:     fmt.Sprintf(`INSERT INTO %s (version, %s) SELECT ?, %s FROM %s WHERE crawl = ? AND key = ?`, v, strings.Join(all, ", "), strings.Join(all, ", "), t),
-		prune:    fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
+		fields:          sc.Fields,
+		insert:          fmt.Sprintf(`INSERT INTO %s (%s) VALUES (%s)`, t, strings.Join(cols, ", "), marks),
+		delete:          fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ?`, t),
+		moveNext:        fmt.Sprintf(`SELECT coalesce(max(version), 0) + 1 FROM %s WHERE crawl = ? AND key = ?`, v),
+		move:            fmt.Sprintf(`INSERT INTO %s (version, %s) SELECT ?, %s FROM %s WHERE crawl = ? AND key = ?`, v, strings.Join(all, ", "), strings.Join(all, ", "), t),
+		prune:           fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
+		deleteReturning: deleteReturning(sc),
 	}
 }
 
@@ -155,19 +159,12 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 	args := []any{}
 	for _, set := range sets {
 		r := s.rules[set.Rule]
-		if set, err = s.markChanges(ctx, tx, set); err != nil {
-			return err
-		}
 		if s.opt.KeepVersions > 0 {
 			if err := s.moveToVersions(ctx, tx, stmt, r, set.Key); err != nil {
 				return err
 			}
 		}
-		del, err := stmt(r.delete)
-		if err != nil {
-			return err
-		}
-		if _, err := del.ExecContext(ctx, s.opt.Crawl, set.Key); err != nil {
+		if set, err = s.deleteMarking(ctx, stmt, r, set); err != nil {
 			return err
 		}
 		ins, err := stmt(r.insert)
@@ -186,23 +183,72 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 	return tx.Commit()
 }
 
-// markChanges marks set's records against the current rows of its key
-// (record.MarkChanges), read in tx: a first visit's are not compared, so
-// it reads nothing.
-func (s *Sink) markChanges(ctx context.Context, tx *sql.Tx, set record.Set) (record.Set, error) {
-	if len(set.Records) == 0 || set.Records[0].Visit == 0 {
-		return record.MarkChanges(s.schemas[set.Rule], nil, false, set), nil
-	}
+// deleteMarking deletes the current rows of set's key and marks set's
+// records against them (record.MarkChanges): for a revisit the DELETE
+// returns the rows it deletes, so the change log costs no statement of
+// its own; a first visit's records are not compared.
+func (s *Sink) deleteMarking(ctx context.Context, stmt func(string) (*sql.Stmt, error), r *ruleSQL, set record.Set) (record.Set, error) {
 	sc := s.schemas[set.Rule]
-	held, err := queryRule(ctx, tx, s.opt.Crawl, set.Rule, sc.Fields, set.Key, false)
+	if len(set.Records) == 0 || set.Records[0].Visit == 0 {
+		del, err := stmt(r.delete)
+		if err != nil {
+			return set, err
+		}
+		if _, err := del.ExecContext(ctx, s.opt.Crawl, set.Key); err != nil {
+			return set, err
+		}
+		return record.MarkChanges(sc, nil, false, set), nil
+	}
+	del, err := stmt(r.deleteReturning)
+	if err != nil {
+		return set, err
+	}
+	rows, err := del.QueryContext(ctx, s.opt.Crawl, set.Key)
 	if err != nil {
 		return set, fmt.Errorf("key %q rule %s: reading the current rows: %w", set.Key, set.Rule, err)
 	}
-	var prev map[int]record.Digest
-	if len(held) > 0 {
-		prev = record.Digests(sc, held[0])
+	prev, err := digestRows(rows, sc)
+	if err != nil {
+		return set, fmt.Errorf("key %q rule %s: reading the current rows: %w", set.Key, set.Rule, err)
 	}
 	return record.MarkChanges(sc, prev, true, set), nil
+}
+
+// deleteReturning deletes the current rows of (crawl, key) and returns
+// their idx and fields: what a revisit's records are compared with.
+func deleteReturning(sc record.Schema) string {
+	cols := []string{"idx"}
+	for _, f := range sc.Fields {
+		cols = append(cols, recordcodec.Quote(f.Name))
+	}
+	return fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? RETURNING %s`, recordcodec.Quote(sc.Rule), strings.Join(cols, ", "))
+}
+
+// digestRows reads rows of deleteReturning into their Digests by idx, and
+// closes them.
+func digestRows(rows *sql.Rows, sc record.Schema) (map[int]record.Digest, error) {
+	defer rows.Close()
+	vals := make([]any, 1+len(sc.Fields))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var out map[int]record.Digest
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		var rec record.Record
+		if err := recordcodec.ScanFields(&rec, sc.Fields, vals[1:], fieldValue); err != nil {
+			return nil, err
+		}
+		if out == nil {
+			out = map[int]record.Digest{}
+		}
+		idx, _ := vals[0].(int64)
+		out[int(idx)] = record.DigestOf(sc, rec)
+	}
+	return out, rows.Err()
 }
 
 func (s *Sink) moveToVersions(ctx context.Context, tx *sql.Tx, stmt func(string) (*sql.Stmt, error), r *ruleSQL, key string) error {

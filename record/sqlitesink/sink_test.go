@@ -50,6 +50,18 @@ func BenchmarkSinkSQLite(b *testing.B) {
 	}
 }
 
+// BenchmarkSinkRevisit: what a revisited page costs the sink, the change
+// log's read of the current rows included (recordtest.BenchRevisit).
+func BenchmarkSinkRevisit(b *testing.B) {
+	s, err := sqlitesink.New(context.Background(), sqlitesink.Config{Path: filepath.Join(b.TempDir(), "bench.db")},
+		record.Options{Crawl: "bench", Worker: "w1", Schemas: recordtest.BenchSchemas})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	recordtest.BenchRevisit(b, s)
+}
+
 // TestColumnTypes: what database/sql (or the sqlite3 shell) finds in the
 // table: each field in a column of its SQLite type.
 func TestColumnTypes(t *testing.T) {
