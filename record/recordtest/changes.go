@@ -163,3 +163,32 @@ func changes(t *testing.T, ctx context.Context, st *Store, keep int) {
 		t.Fatalf("Counts %v, counting Sets %v (want a changed product)", c, want)
 	}
 }
+
+// ChangeColumnsAdded is the test of a SQL sink's tables made before the
+// change log: the sink opens on them after drop (which runs `ALTER TABLE
+// table DROP COLUMN column` in the store) took the columns change and
+// changes out of product and product__versions, adds them back, keeps
+// the rows there, and marks a revisit against them.
+func ChangeColumnsAdded(t *testing.T, st *Store, drop func(table, column string)) {
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	s := open(t, st, Options(1))
+	v0 := NewSet("old", "product", 2, 0)
+	put(t, ctx, s, v0)
+	if err := s.Close(ctx); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+	for _, table := range []string{"product", "product__versions"} {
+		for _, c := range []string{"change", "changes"} {
+			drop(table, c)
+		}
+	}
+	s = open(t, st, Options(1))
+	expectKey(t, ctx, st, "old", v0)
+	v1 := revisit(v0, 1)
+	v1.Records[1].Fields["stock"] = int64(1)
+	put(t, ctx, s, v1)
+	flush(t, ctx, s)
+	expectMarks(t, ctx, st, "old", map[int]mark{0: {record.Same, nil}, 1: {record.Changed, []string{"stock"}}})
+	expectVersions(t, ctx, st, "old", "product", v0)
+}
