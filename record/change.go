@@ -91,14 +91,40 @@ func hashScalar(h *maphash.Hash, b *[8]byte, v any) {
 	}
 }
 
+// Held is what a sink keeps of a current record to mark the next visit's:
+// its Digest, its Visit and its own marks.
+type Held struct {
+	Digest  Digest
+	Visit   int
+	Change  Change
+	Changed []string
+}
+
+// HeldOf returns r as a sink holds it under sc.
+func HeldOf(sc Schema, r Record) Held {
+	return Held{Digest: DigestOf(sc, r), Visit: r.Visit, Change: r.Change, Changed: r.Changed}
+}
+
+// HeldSet returns HeldOf each record of s, by index: what a sink passes
+// to MarkChanges for the records it holds.
+func HeldSet(sc Schema, s Set) map[int]Held {
+	m := make(map[int]Held, len(s.Records))
+	for _, r := range s.Records {
+		m[r.Index] = HeldOf(sc, r)
+	}
+	return m
+}
+
 // MarkChanges sets the Change and Changed of set's records (on a copy of
-// its Records) against prev, the Digests of the Set the sink held of
-// (set.Key, set.Rule) by index (nil or empty when it held none): records
-// of a first visit (Visit 0) are NotCompared, as are all when known is
-// false (the sink cannot tell what it held). It returns the Set marked.
-// A record of prev that set lacks is removed: it leaves the current
-// records (and is kept as a version with KeepVersions).
-func MarkChanges(sc Schema, prev map[int]Digest, known bool, set Set) Set {
+// its Records) against prev, the records the sink held of (set.Key,
+// set.Rule) by index (nil or empty when it held none): records of a first
+// visit (Visit 0) are NotCompared, as are all when known is false (the
+// sink cannot tell what it held). A record the sink holds from the same
+// visit with the same values is this visit delivered again (at-least-once
+// delivery, a Flush retried): it keeps that record's marks. It returns the
+// Set marked. A record of prev that set lacks is removed: it leaves the
+// current records (and is kept as a version with KeepVersions).
+func MarkChanges(sc Schema, prev map[int]Held, known bool, set Set) Set {
 	recs := make([]Record, len(set.Records))
 	copy(recs, set.Records)
 	set.Records = recs
@@ -113,7 +139,11 @@ func MarkChanges(sc Schema, prev map[int]Digest, known bool, set Set) Set {
 			r.Change = New
 			continue
 		}
-		r.Change, r.Changed = Same, diffDigests(sc, old, DigestOf(sc, *r))
+		r.Change, r.Changed = Same, diffDigests(sc, old.Digest, DigestOf(sc, *r))
+		if old.Visit == r.Visit && len(r.Changed) == 0 {
+			r.Change, r.Changed = old.Change, old.Changed
+			continue
+		}
 		if len(r.Changed) > 0 {
 			r.Change = Changed
 		}
@@ -134,16 +164,6 @@ func diffDigests(sc Schema, old, cur Digest) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// Digests returns the Digest of each record of s by index: what a sink
-// that keeps no index passes to MarkChanges for the records it held.
-func Digests(sc Schema, s Set) map[int]Digest {
-	m := make(map[int]Digest, len(s.Records))
-	for _, r := range s.Records {
-		m[r.Index] = DigestOf(sc, r)
-	}
-	return m
 }
 
 // FormatChanged is Record.Changed as the sinks store it: the field names

@@ -10,28 +10,42 @@ import (
 
 // ChangeIndex is what a file sink (JSON Lines, CSV, Parquet: append logs
 // it never reads back while it writes) knows of the Sets it holds, to
-// mark the records of a revisit (record.MarkChanges): a record.Digest per
+// mark the records of a revisit (record.MarkChanges): a record.Held per
 // current record of every (rule, key) it wrote or found in its directory
-// when it opened. It costs about 60 bytes per (rule, key) plus 8 per
-// field of each record. A (rule, key) it does not know (written by
-// another worker since it opened) is not compared. Safe for concurrent
-// use.
+// when it opened: 251 bytes per page of one record of five fields and a
+// 35-byte URL (200,000 pages measured).
+// A (rule, key) it does not know (written by another worker since it
+// opened) is not compared. Safe for concurrent use.
 type ChangeIndex struct {
 	mu sync.Mutex
-	m  map[[2]string]map[int]record.Digest
+	m  map[[2]string][]heldAt
+}
+
+// heldAt is a record held, at its index.
+type heldAt struct {
+	index int
+	held  record.Held
+}
+
+func heldRecords(sc record.Schema, s record.Set) []heldAt {
+	out := make([]heldAt, len(s.Records))
+	for i, r := range s.Records {
+		out[i] = heldAt{r.Index, record.HeldOf(sc, r)}
+	}
+	return out
 }
 
 // SeedChanges returns an index of the current Sets rd reads: the store as
 // a sink opening on it finds it.
 func SeedChanges(ctx context.Context, rd record.Reader, schemas map[string]record.Schema) (*ChangeIndex, error) {
-	x := &ChangeIndex{m: map[[2]string]map[int]record.Digest{}}
+	x := &ChangeIndex{m: map[[2]string][]heldAt{}}
 	sets, err := rd.Sets(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for _, s := range sets {
 		if sc, ok := schemas[s.Rule]; ok {
-			x.m[[2]string{s.Rule, s.Key}] = record.Digests(sc, s)
+			x.m[[2]string{s.Rule, s.Key}] = heldRecords(sc, s)
 		}
 	}
 	return x, nil
@@ -43,13 +57,20 @@ func SeedChanges(ctx context.Context, rd record.Reader, schemas map[string]recor
 func (x *ChangeIndex) Mark(sc record.Schema, s record.Set) (record.Set, func()) {
 	k := [2]string{s.Rule, s.Key}
 	x.mu.Lock()
-	prev, known := x.m[k]
+	held, known := x.m[k]
 	x.mu.Unlock()
+	var prev map[int]record.Held
+	if len(held) > 0 {
+		prev = make(map[int]record.Held, len(held))
+		for _, h := range held {
+			prev[h.index] = h.held
+		}
+	}
 	marked := record.MarkChanges(sc, prev, known, s)
 	return marked, func() {
-		d := record.Digests(sc, s)
+		h := heldRecords(sc, marked)
 		x.mu.Lock()
-		x.m[k] = d
+		x.m[k] = h
 		x.mu.Unlock()
 	}
 }

@@ -176,14 +176,14 @@ func (s *Sink) markChanges(ctx context.Context, tx pgx.Tx, rule string, sets []r
 			keys = append(keys, set.Key)
 		}
 	}
-	held := map[string]map[int]record.Digest{}
+	held := map[string]map[int]record.Held{}
 	if len(keys) > 0 {
 		cur, err := queryRule(ctx, tx, s.opt.Crawl, rule, sc.Fields, keys, false)
 		if err != nil {
 			return fmt.Errorf("rule %s: reading the current rows: %w", rule, err)
 		}
 		for _, c := range cur {
-			held[c.Key] = record.Digests(sc, c)
+			held[c.Key] = record.HeldSet(sc, c)
 		}
 	}
 	for i, set := range sets {

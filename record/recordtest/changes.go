@@ -80,9 +80,10 @@ func revisit(s record.Set, visit int) record.Set {
 // on a revisit each record is marked against the record the store held
 // at its index: same, changed with the fields that differ (a value
 // changed, appeared or went, times compared to the microsecond), or new;
-// a record gone is no longer current. The marks survive a restarted sink,
-// a caller's marks are replaced, an empty Set held counts as held, and
-// the readers count changed records (record.Counter).
+// a record gone is no longer current. The same visit put again keeps its
+// marks; the marks survive a restarted sink, a caller's marks are
+// replaced, an empty Set held counts as held, and the readers count
+// changed records (record.Counter).
 func testChanges(t *testing.T, ctx context.Context, st *Store) {
 	for _, keep := range []int{0, 1} {
 		t.Run(fmt.Sprintf("keep%d", keep), func(t *testing.T) { changes(t, ctx, st, keep) })
@@ -116,6 +117,15 @@ func changes(t *testing.T, ctx context.Context, st *Store, keep int) {
 		3: {record.New, nil},
 	})
 	expectKey(t, ctx, st, key, v1)
+	// The same visit delivered again (a lease that expired, a Flush
+	// retried) keeps its marks: it is no change from itself.
+	put(t, ctx, s, v1)
+	flush(t, ctx, s)
+	expectMarks(t, ctx, st, key, map[int]mark{
+		0: {record.Changed, []string{"price", "tags"}},
+		1: {record.Same, nil},
+		3: {record.New, nil},
+	})
 
 	// A restarted sink knows what the store held.
 	if err := s.Close(ctx); err != nil {

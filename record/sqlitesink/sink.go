@@ -215,38 +215,54 @@ func (s *Sink) deleteMarking(ctx context.Context, stmt func(string) (*sql.Stmt, 
 }
 
 // deleteReturning deletes the current rows of (crawl, key) and returns
-// their idx and fields: what a revisit's records are compared with.
+// their idx, visit, change marks and fields: what a revisit's records are
+// compared with.
 func deleteReturning(sc record.Schema) string {
-	cols := []string{"idx"}
+	cols := []string{"idx", "visit", recordcodec.Quote("change"), recordcodec.Quote("changes")}
 	for _, f := range sc.Fields {
 		cols = append(cols, recordcodec.Quote(f.Name))
 	}
 	return fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? RETURNING %s`, recordcodec.Quote(sc.Rule), strings.Join(cols, ", "))
 }
 
-// digestRows reads rows of deleteReturning into their Digests by idx, and
-// closes them.
-func digestRows(rows *sql.Rows, sc record.Schema) (map[int]record.Digest, error) {
+// digestRows reads rows of deleteReturning into what the sink held, by
+// idx, and closes them.
+func digestRows(rows *sql.Rows, sc record.Schema) (map[int]record.Held, error) {
 	defer rows.Close()
-	vals := make([]any, 1+len(sc.Fields))
+	const head = 4 // idx, visit, change, changes
+	vals := make([]any, head+len(sc.Fields))
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
-	var out map[int]record.Digest
+	var out map[int]record.Held
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return nil, err
 		}
 		var rec record.Record
-		if err := recordcodec.ScanFields(&rec, sc.Fields, vals[1:], fieldValue); err != nil {
+		if err := recordcodec.ScanFields(&rec, sc.Fields, vals[head:], fieldValue); err != nil {
 			return nil, err
 		}
-		if out == nil {
-			out = map[int]record.Digest{}
+		text := func(v any) string {
+			switch v := v.(type) {
+			case string:
+				return v
+			case []byte:
+				return string(v)
+			}
+			return ""
+		}
+		if err := recordcodec.ParseChange(&rec, text(vals[2]), text(vals[3])); err != nil {
+			return nil, err
 		}
 		idx, _ := vals[0].(int64)
-		out[int(idx)] = record.DigestOf(sc, rec)
+		visit, _ := vals[1].(int64)
+		rec.Visit = int(visit)
+		if out == nil {
+			out = map[int]record.Held{}
+		}
+		out[int(idx)] = record.HeldOf(sc, rec)
 	}
 	return out, rows.Err()
 }
