@@ -229,18 +229,27 @@ type recordJSON struct {
 	Status    record.Status  `json:"status"`
 	Problem   string         `json:"problem,omitempty"`
 	FetchedAt time.Time      `json:"fetched_at"`
+	Visit     int            `json:"visit"`
+	Change    record.Change  `json:"change,omitempty"`  // the change log of a revisit
+	Changes   []string       `json:"changes,omitempty"` // the fields changed
 	Fields    map[string]any `json:"fields"`
 }
 
 func printRecord(w io.Writer, r record.Record, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]recordJSON{"record": {Rule: r.Rule, Index: r.Index, Status: r.Status,
-			Problem: r.Problem, FetchedAt: r.FetchedAt, Fields: r.Fields}})
+			Problem: r.Problem, FetchedAt: r.FetchedAt, Visit: r.Visit, Change: r.Change, Changes: r.Changed, Fields: r.Fields}})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  record %s[%d]", r.Rule, r.Index)
 	if r.Status == record.Invalid {
 		fmt.Fprintf(&b, " invalid (%s)", tracker.OneLine(r.Problem))
+	}
+	switch {
+	case r.Change == record.Changed:
+		fmt.Fprintf(&b, " changed (%s)", strings.Join(r.Changed, ", "))
+	case r.Change != record.NotCompared:
+		fmt.Fprintf(&b, " %s", r.Change)
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Fields)) {
 		v, _ := json.Marshal(r.Fields[name])

@@ -18,8 +18,8 @@ import (
 // visits. The first visit's records are not compared (change NULL); after
 // the site changes, the changed page's record says change "changed" and
 // changes "price" (the title stayed), the unchanged page's (answered 304,
-// not extracted again) keeps its record unmarked; `status` counts the
-// changed record, as text and as JSON.
+// not extracted again) keeps its record unmarked; `lookup` shows the
+// marks; `status` counts the changed record, as text and as JSON.
 func TestChangeLogOnRevisit(t *testing.T) {
 	const pages = 2 // page 0 never changes, page 1 changes at site.Change
 	site := fixturesite.Start(t, fixturesite.Options{Pages: 2, Changing: pages, LogRequests: true})
@@ -113,6 +113,10 @@ func TestChangeLogOnRevisit(t *testing.T) {
 	st := cmd.Run(t, time.Minute, "status", "-c", cfg)
 	if want := "records in SQLite out/e2e.db: page 2 (1 changed)\n"; st.Code != 0 || !strings.Contains(st.Stdout, want) {
 		t.Errorf("status: want %q\n%s", want, st)
+	}
+	lk := cmd.Run(t, time.Minute, "lookup", "-c", cfg, site.URL()+fixturesite.ChangingPath(1))
+	if want := "record page[0] changed (price) price=1 "; lk.Code != 0 || !strings.Contains(lk.Stdout, want) {
+		t.Errorf("lookup of the changed page: want %q\n%s", want, lk)
 	}
 	st = cmd.Run(t, time.Minute, "status", "-c", cfg, "--json")
 	if want := `"page":{"written":2,"invalid":0,"changed":1}`; st.Code != 0 || !strings.Contains(st.Stdout, want) {
