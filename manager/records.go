@@ -54,6 +54,9 @@ type RuleCount struct {
 	// Invalid counts records that failed validation: kept ones and those
 	// that failed their page.
 	Invalid int64 `json:"invalid"`
+	// Changed counts records a revisit changed (record.Changed), as the
+	// records store counts them (status); a worker does not count them.
+	Changed int64 `json:"changed,omitempty"`
 }
 
 // RecordObserver is an Observer that also hears of records, per rule, for

@@ -6,6 +6,8 @@ import "context"
 type RuleCounts struct {
 	Records int64 // every current record, valid or kept invalid
 	Invalid int64 // those with status invalid (on_invalid: keep)
+	// Changed counts those a revisit changed (Record.Change is Changed).
+	Changed int64
 	// Fields counts, by field, the records where it has a value (not
 	// NULL: a default taken counts). A field with no value in any record
 	// is left out: Records less its count are the records without one.
@@ -33,6 +35,9 @@ func CountSets(sets []Set) map[string]RuleCounts {
 			c.Records++
 			if r.Status == Invalid {
 				c.Invalid++
+			}
+			if r.Change == Changed {
+				c.Changed++
 			}
 			for name, v := range r.Fields {
 				if v == nil {

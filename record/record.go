@@ -79,6 +79,13 @@ type Record struct {
 	Problem   string   // why the record is Invalid; "" when Valid
 	Labels    []string // the item's labels
 	Visit     int      // the item's earlier completed visits (saver.Page.Visit)
+	// Change and Changed are the change log of a revisit: what the record
+	// is to the one the sink held at its (Key, Rule, Index) before, and
+	// the fields that differ (sorted) when Change is Changed. The sink
+	// sets both in Put (MarkChanges); what a caller puts there is
+	// replaced.
+	Change  Change
+	Changed []string
 	// Fields holds the values by field name: string, int64, float64, bool,
 	// time.Time (UTC), or []any of those for a field with All. A field not
 	// found and without a default is absent (NULL in SQL).
@@ -130,7 +137,7 @@ var (
 
 // ReservedColumns are the columns every rule's table has before its fields:
 // no field may take one of these names.
-var ReservedColumns = []string{"crawl", "key", "url", "rule", "idx", "fetched_at", "status", "problem", "labels", "visit"}
+var ReservedColumns = []string{"crawl", "key", "url", "rule", "idx", "fetched_at", "status", "problem", "labels", "visit", "change", "changes"}
 
 var columnName = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 

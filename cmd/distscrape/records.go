@@ -475,7 +475,7 @@ func storedCounts(ctx context.Context, rd record.Reader) (map[string]manager.Rul
 	}
 	out := make(map[string]manager.RuleCount, len(counts))
 	for rule, c := range counts {
-		out[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid}
+		out[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid, Changed: c.Changed}
 	}
 	return out, nil
 }

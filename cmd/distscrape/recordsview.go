@@ -66,7 +66,7 @@ func recordsStatus(ctx context.Context, cfg *config.Config) recordsView {
 	}
 	v.counts, v.fields = map[string]manager.RuleCount{}, map[string][]fieldFound{}
 	for rule, c := range counts {
-		v.counts[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid}
+		v.counts[rule] = manager.RuleCount{Written: c.Records, Invalid: c.Invalid, Changed: c.Changed}
 	}
 	for _, r := range cfg.Extract {
 		c, ok := counts[r.Name]
@@ -134,7 +134,7 @@ func dashboardRecords(cfg *config.Config) (dashboard.RecordCounts, func()) {
 		}
 		out := make(map[string]dashboard.RuleRecords, len(counts))
 		for rule, c := range counts {
-			out[rule] = dashboard.RuleRecords{Written: c.Written, Invalid: c.Invalid}
+			out[rule] = dashboard.RuleRecords{Written: c.Written, Invalid: c.Invalid, Changed: c.Changed}
 		}
 		return out, nil
 	}
@@ -172,7 +172,8 @@ func printRecordsStatus(w io.Writer, v recordsView) {
 	}
 }
 
-// storedLine is "product 41, listing 45 (2 kept invalid)", by rule.
+// storedLine is "product 41 (3 changed), listing 45 (2 kept invalid)",
+// by rule: changed are those a revisit changed.
 func storedLine(byRule map[string]manager.RuleCount) string {
 	if len(byRule) == 0 {
 		return "none yet"
@@ -181,8 +182,15 @@ func storedLine(byRule map[string]manager.RuleCount) string {
 	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		c := byRule[rule]
 		p := fmt.Sprintf("%s %d", rule, c.Written)
+		var notes []string
+		if c.Changed > 0 {
+			notes = append(notes, fmt.Sprintf("%d changed", c.Changed))
+		}
 		if c.Invalid > 0 {
-			p += fmt.Sprintf(" (%d kept invalid)", c.Invalid)
+			notes = append(notes, fmt.Sprintf("%d kept invalid", c.Invalid))
+		}
+		if len(notes) > 0 {
+			p += " (" + strings.Join(notes, ", ") + ")"
 		}
 		parts = append(parts, p)
 	}
@@ -221,18 +229,27 @@ type recordJSON struct {
 	Status    record.Status  `json:"status"`
 	Problem   string         `json:"problem,omitempty"`
 	FetchedAt time.Time      `json:"fetched_at"`
+	Visit     int            `json:"visit"`
+	Change    record.Change  `json:"change,omitempty"`  // the change log of a revisit
+	Changes   []string       `json:"changes,omitempty"` // the fields changed
 	Fields    map[string]any `json:"fields"`
 }
 
 func printRecord(w io.Writer, r record.Record, asJSON bool) error {
 	if asJSON {
 		return json.NewEncoder(w).Encode(map[string]recordJSON{"record": {Rule: r.Rule, Index: r.Index, Status: r.Status,
-			Problem: r.Problem, FetchedAt: r.FetchedAt, Fields: r.Fields}})
+			Problem: r.Problem, FetchedAt: r.FetchedAt, Visit: r.Visit, Change: r.Change, Changes: r.Changed, Fields: r.Fields}})
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  record %s[%d]", r.Rule, r.Index)
 	if r.Status == record.Invalid {
 		fmt.Fprintf(&b, " invalid (%s)", tracker.OneLine(r.Problem))
+	}
+	switch {
+	case r.Change == record.Changed:
+		fmt.Fprintf(&b, " changed (%s)", strings.Join(r.Changed, ", "))
+	case r.Change != record.NotCompared:
+		fmt.Fprintf(&b, " %s", r.Change)
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Fields)) {
 		v, _ := json.Marshal(r.Fields[name])

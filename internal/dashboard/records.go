@@ -12,6 +12,7 @@ import (
 type RuleRecords struct {
 	Written int64 // the current records
 	Invalid int64 // of them, those kept with status invalid (on_invalid: keep)
+	Changed int64 // of them, those a revisit changed (record.Changed)
 }
 
 // RecordCounts counts the crawl's records by rule, in its sink (the
@@ -33,6 +34,7 @@ type ruleView struct {
 	Rule    string `json:"rule"`
 	Written int64  `json:"written"`
 	Invalid int64  `json:"invalid"`
+	Changed int64  `json:"changed"`
 }
 
 // recordSampler keeps the last count, so that ticks between two counts
@@ -65,7 +67,7 @@ func (s *Server) records(ctx context.Context, now time.Time) *recordsView {
 	}
 	for _, rule := range slices.Sorted(maps.Keys(counts)) {
 		c := counts[rule]
-		v.Rules = append(v.Rules, ruleView{Rule: rule, Written: c.Written, Invalid: c.Invalid})
+		v.Rules = append(v.Rules, ruleView{Rule: rule, Written: c.Written, Invalid: c.Invalid, Changed: c.Changed})
 	}
 	rs.at, rs.view = now, v
 	return v

@@ -29,8 +29,11 @@ func sqliteCounts(t *testing.T) RecordCounts {
 		}
 		return s
 	}
+	// /p/3 is visited again with its name changed.
+	revisit := set("/p/3", "product", record.Valid)
+	revisit.Records[0].Visit, revisit.Records[0].Fields = 1, map[string]any{"name": "renamed"}
 	for _, s := range []record.Set{set("/p/1", "product", record.Valid), set("/p/2", "product", record.Invalid),
-		set("/p/3", "product", record.Valid), set("/l/1", "listing", record.Valid, record.Valid)} {
+		set("/p/3", "product", record.Valid), set("/l/1", "listing", record.Valid, record.Valid), revisit} {
 		if err := sink.Put(ctx, s); err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +50,7 @@ func sqliteCounts(t *testing.T) RecordCounts {
 		counts, err := rd.Counts(ctx)
 		out := map[string]RuleRecords{}
 		for rule, c := range counts {
-			out[rule] = RuleRecords{Written: c.Records, Invalid: c.Invalid}
+			out[rule] = RuleRecords{Written: c.Records, Invalid: c.Invalid, Changed: c.Changed}
 		}
 		return out, err
 	}
@@ -67,8 +70,9 @@ func stateRecords(t *testing.T, b bundle) (string, json.RawMessage) {
 }
 
 // TestOverviewRecords: with a source of record counts, the overview's
-// state carries the records written and kept invalid per rule, sorted by
-// rule, and the page has their table; without one, no records member.
+// state carries the records written, kept invalid and changed on a
+// revisit per rule, sorted by rule, and the page has their table;
+// without one, no records member.
 func TestOverviewRecords(t *testing.T) {
 	b := setup(t, Config{Token: testToken, Records: sqliteCounts(t)})
 	page, raw := stateRecords(t, b)
@@ -76,11 +80,11 @@ func TestOverviewRecords(t *testing.T) {
 	if err := json.Unmarshal(raw, &got); err != nil {
 		t.Fatalf("records %s: %v", raw, err)
 	}
-	want := recordsView{Rules: []ruleView{{Rule: "listing", Written: 2}, {Rule: "product", Written: 3, Invalid: 1}}}
+	want := recordsView{Rules: []ruleView{{Rule: "listing", Written: 2}, {Rule: "product", Written: 3, Invalid: 1, Changed: 1}}}
 	if got.Error != "" || len(got.Rules) != 2 || got.Rules[0] != want.Rules[0] || got.Rules[1] != want.Rules[1] {
 		t.Errorf("records %+v, want %+v", got, want)
 	}
-	if !strings.Contains(page, `id="records-body"`) {
+	if !strings.Contains(page, `id="records-body"`) || !strings.Contains(page, "changed on a revisit") {
 		t.Error("the overview has no records table")
 	}
 

@@ -23,7 +23,13 @@ type Dialect struct {
 	Reserved   [][2]string
 	ColumnType func(record.Field) string
 	Integer    string
+	// Columns returns the names of table's columns.
+	Columns func(ctx context.Context, table string) (map[string]bool, error)
 }
+
+// addedReserved are the reserved columns that tables made before them
+// lack (the change log's): Migrate adds them, nullable.
+var addedReserved = map[string]bool{"change": true, "changes": true}
 
 // Migrate makes or extends the tables of schemas, given every rule's fields
 // recorded (stored, which it updates): a new rule gets its table and
@@ -36,6 +42,11 @@ func (d Dialect) Migrate(ctx context.Context, stored map[string][]record.Field, 
 		old, known := stored[sc.Rule]
 		if !known {
 			if err := d.create(ctx, sc); err != nil {
+				return err
+			}
+		}
+		if known {
+			if err := d.addReserved(ctx, sc.Rule); err != nil {
 				return err
 			}
 		}
@@ -62,6 +73,27 @@ func (d Dialect) Migrate(ctx context.Context, stored map[string][]record.Field, 
 			old = append(old, f)
 		}
 		stored[sc.Rule] = old
+	}
+	return nil
+}
+
+// addReserved adds to a rule's tables the reserved columns added since
+// they were made (addedReserved), each nullable: the rows before them hold
+// NULL.
+func (d Dialect) addReserved(ctx context.Context, rule string) error {
+	for _, t := range []string{rule, VersionsTable(rule)} {
+		have, err := d.Columns(ctx, t)
+		if err != nil {
+			return fmt.Errorf("rule %s: columns of %s: %w", rule, t, err)
+		}
+		for _, c := range d.Reserved {
+			if !addedReserved[c[0]] || have[c[0]] {
+				continue
+			}
+			if err := d.Exec(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, Quote(t), Quote(c[0]), c[1])); err != nil {
+				return fmt.Errorf("rule %s: column %s: %w", rule, c[0], err)
+			}
+		}
 	}
 	return nil
 }

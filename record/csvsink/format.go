@@ -35,7 +35,7 @@ const (
 )
 
 // metaColumns follow a rule's fields in each of its rows.
-var metaColumns = []string{"key", "url", "idx", "fetched_at", "status", "problem", "labels", "visit", "crawl",
+var metaColumns = []string{"key", "url", "idx", "fetched_at", "status", "problem", "labels", "visit", "change", "changes", "crawl",
 	recordcodec.SetAtColumn, recordcodec.SetSizeColumn}
 
 var deletedColumns = []string{"rule", "key", recordcodec.SetAtColumn}
@@ -135,7 +135,7 @@ func appendRows(w *csv.Writer, del *csv.Writer, crawl string, sc record.Schema, 
 			return err
 		}
 		row = append(row, r.Key, r.URL, strconv.Itoa(r.Index), recordcodec.FormatTime(r.FetchedAt), string(r.Status),
-			r.Problem, string(lb), strconv.Itoa(r.Visit), crawl, at, size)
+			r.Problem, string(lb), strconv.Itoa(r.Visit), string(r.Change), record.FormatChanged(r.Changed), crawl, at, size)
 		if err := w.Write(row); err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func readRuleFile(path, rule string, sc record.Schema, keep func(key, rule strin
 		row := recordcodec.Row{Rec: record.Record{Rule: rule}}
 		r := &row.Rec
 		var err error
-		var idx, visit, size, fetched, labels string
+		var idx, visit, size, fetched, labels, change, changes string
 		for i, name := range hdr {
 			v := rec[i]
 			switch name {
@@ -209,6 +209,10 @@ func readRuleFile(path, rule string, sc record.Schema, keep func(key, rule strin
 				labels = v
 			case "visit":
 				visit = v
+			case "change":
+				change = v
+			case "changes":
+				changes = v
 			case "crawl":
 				r.Crawl = v
 			case recordcodec.SetAtColumn:
@@ -240,6 +244,9 @@ func readRuleFile(path, rule string, sc record.Schema, keep func(key, rule strin
 		}
 		if r.Visit, err = strconv.Atoi(visit); err != nil {
 			return fmt.Errorf("visit: %w", err)
+		}
+		if err := recordcodec.ParseChange(r, change, changes); err != nil {
+			return err
 		}
 		if row.Size, err = strconv.Atoi(size); err != nil || row.Size < 1 {
 			return fmt.Errorf("%s: %q is not a count of records", recordcodec.SetSizeColumn, size)

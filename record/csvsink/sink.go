@@ -50,6 +50,7 @@ type Sink struct {
 	cfg     Config
 	opt     record.Options
 	schemas map[string]record.Schema
+	changes *recordcodec.ChangeIndex
 	clock   recordcodec.Clock
 
 	mu      sync.Mutex // guards the fields below
@@ -101,7 +102,11 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("csvsink: %w", err)
 	}
-	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, pending: map[string]*buffer{}, files: map[string]*os.File{}, dirty: map[string]bool{}}
+	changes, err := recordcodec.SeedChanges(ctx, NewReader(cfg.Dir, opt.Crawl), schemas)
+	if err != nil {
+		return nil, fmt.Errorf("csvsink: reading what the directory holds: %w", err)
+	}
+	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, changes: changes, pending: map[string]*buffer{}, files: map[string]*os.File{}, dirty: map[string]bool{}}
 	for _, e := range entries {
 		for _, x := range []string{ext, ".json"} {
 			if _, c, w, seq, ok := recordcodec.ParseRowFileName(e.Name(), x); ok && c == opt.Crawl && w == opt.Worker && seq > s.seq {
@@ -139,6 +144,7 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	}
 	rb, db := s.buf(set.Rule), s.buf(deletedKey)
 	rn, dn := rb.b.Len(), db.b.Len()
+	set, commit := s.changes.Mark(sc, set)
 	err := appendRows(rb.w, db.w, s.opt.Crawl, sc, s.clock.Next(), set)
 	rb.w.Flush()
 	db.w.Flush()
@@ -148,6 +154,8 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	if err != nil {
 		rb.b.Truncate(rn)
 		db.b.Truncate(dn)
+	} else {
+		commit()
 	}
 	s.size += rb.b.Len() - rn + db.b.Len() - dn
 	big := s.size >= writeOutBytes

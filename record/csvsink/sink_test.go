@@ -67,7 +67,7 @@ func TestFileAsOpened(t *testing.T) {
 	}
 	rows := readFile(t, filepath.Join(dir, "product.crawl-1.w1.000001.csv"))
 	want := []string{"title", "price", "stock", "in_stock", "released", "link", "tags", "sizes", "weights", "flags", "dates", "images",
-		"key", "url", "idx", "fetched_at", "status", "problem", "labels", "visit", "crawl", "set_at", "set_size"}
+		"key", "url", "idx", "fetched_at", "status", "problem", "labels", "visit", "change", "changes", "crawl", "set_at", "set_size"}
 	if !slices.Equal(rows[0], want) {
 		t.Fatalf("header %q, want %q", rows[0], want)
 	}
@@ -77,7 +77,7 @@ func TestFileAsOpened(t *testing.T) {
 	r1 := set.Records[1].Fields
 	want1 := []string{r1["title"].(string), "1001.25", "-1099511626775", "false", "2000-01-02T02:04:05.123456789Z", "http://example.test/img/http://example.test/a",
 		`["a","1001"]`, `[1001,-4611686018427387904]`, `[1.5,1001]`, `[true,false]`, `["2026-11-23T01:02:03.456789123Z"]`, `[]`,
-		"http://example.test/a", "http://example.test/p?k=http://example.test/a", "1", "2026-11-23T02:02:03.456789123Z", "valid", "", `["news","a,b"]`, "1", "crawl-1"}
+		"http://example.test/a", "http://example.test/p?k=http://example.test/a", "1", "2026-11-23T02:02:03.456789123Z", "valid", "", `["news","a,b"]`, "1", "", "", "crawl-1"}
 	if got := rows[2][:len(want1)]; !slices.Equal(got, want1) {
 		t.Fatalf("record 1:\n got %q\nwant %q", got, want1)
 	}

@@ -107,6 +107,12 @@ func recordMembers(ms []member, crawl string, sc record.Schema, r record.Record)
 	ms = append(ms, member{"crawl", crawl}, member{"fetched_at", recordcodec.FormatTime(r.FetchedAt)},
 		member{"idx", r.Index}, member{"key", r.Key}, member{"labels", labels}, member{"problem", r.Problem},
 		member{"rule", r.Rule}, member{"status", r.Status}, member{"url", r.URL}, member{"visit", r.Visit})
+	if r.Change != record.NotCompared {
+		ms = append(ms, member{"change", string(r.Change)})
+	}
+	if len(r.Changed) > 0 {
+		ms = append(ms, member{"changes", record.FormatChanged(r.Changed)})
+	}
 	for name, v := range r.Fields {
 		f := record.Field{Name: name}
 		if i := slices.IndexFunc(sc.Fields, func(f record.Field) bool { return f.Name == name }); i >= 0 {

@@ -25,6 +25,9 @@ import (
 //	 "url":"…","rule":"…","idx":0,"fetched_at":"…","status":"valid",
 //	 "problem":"","labels":[],"visit":0,"<field>":<value>,…}]}
 //
+// A record of a revisit also has "change" (new, same or changed) and,
+// when changed, "changes" (the fields that changed, joined by ',').
+//
 // In the record shape (Config.Shape ShapeRecord) a Set is instead a line
 // per record, its members as above with set_at (the Set's "at") and
 // set_size (its number of records), or for an empty Set one line
@@ -156,6 +159,11 @@ func decodeRecord(m map[string]any, fields map[string]record.Field) (record.Reco
 		return r, err
 	}
 	if r.Visit, err = num("visit"); err != nil {
+		return r, err
+	}
+	change, _ := m["change"].(string)
+	changes, _ := m["changes"].(string)
+	if err := recordcodec.ParseChange(&r, change, changes); err != nil {
 		return r, err
 	}
 	labels, ok := m["labels"].([]any)

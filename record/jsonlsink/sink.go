@@ -53,6 +53,7 @@ type Sink struct {
 	cfg     Config
 	opt     record.Options
 	schemas map[string]record.Schema
+	changes *recordcodec.ChangeIndex
 
 	mu      sync.Mutex // guards the fields below
 	pending []byte     // lines put and not yet written
@@ -102,7 +103,11 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jsonlsink: %w", err)
 	}
-	s := &Sink{cfg: cfg, opt: opt, schemas: schemas}
+	changes, err := recordcodec.SeedChanges(ctx, NewReader(cfg.Dir, opt.Crawl), schemas)
+	if err != nil {
+		return nil, fmt.Errorf("jsonlsink: reading what the directory holds: %w", err)
+	}
+	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, changes: changes}
 	for _, e := range entries {
 		if c, w, seq, ok := parseName(e.Name()); ok && c == opt.Crawl && w == opt.Worker && seq > s.seq {
 			s.seq = seq
@@ -136,8 +141,10 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	if s.cfg.Shape == ShapeRecord {
 		encode = encodeRecords
 	}
+	set, commit := s.changes.Mark(sc, set)
 	if s.pending, err = encode(s.pending, s.opt.Crawl, sc, at, set); err == nil {
 		s.lastAt = at
+		commit()
 	} else {
 		s.pending = s.pending[:n]
 	}

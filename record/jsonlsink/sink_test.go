@@ -265,3 +265,15 @@ func TestRecordShapeLines(t *testing.T) {
 		t.Fatalf("after a torn Set: %v, %v; want the earlier Set whole", got, err)
 	}
 }
+
+// BenchmarkSinkRevisit: what a revisited page costs the sink, the change
+// log's digest index included (recordtest.BenchRevisit).
+func BenchmarkSinkRevisit(b *testing.B) {
+	s, err := jsonlsink.New(context.Background(), jsonlsink.Config{Dir: b.TempDir()},
+		record.Options{Crawl: "bench", Worker: "w1", Schemas: recordtest.BenchSchemas})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	recordtest.BenchRevisit(b, s)
+}

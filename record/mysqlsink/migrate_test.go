@@ -130,3 +130,15 @@ func TestForeignTable(t *testing.T) {
 		}
 	}
 }
+
+// TestChangeColumnsAdded: tables made before the change log get its
+// columns when a sink opens on them.
+func TestChangeColumnsAdded(t *testing.T) {
+	st := store(t, "")
+	db := sqlDB(t, st.Location)
+	recordtest.ChangeColumnsAdded(t, st, func(table, column string) {
+		if _, err := db.Exec("ALTER TABLE `" + table + "` DROP COLUMN `" + column + "`"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

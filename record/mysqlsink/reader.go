@@ -76,13 +76,13 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 		var c record.RuleCounts
 		cols := ""
 		found := make([]int64, len(fields))
-		dest := []any{&c.Records, &c.Invalid}
+		dest := []any{&c.Records, &c.Invalid, &c.Changed}
 		for i, f := range fields {
 			cols += ", COUNT(" + quote(f.Name) + ")"
 			dest = append(dest, &found[i])
 		}
-		q := `SELECT COUNT(*), COALESCE(SUM(status = ?), 0)` + cols + ` FROM ` + quote(rule) + ` WHERE crawl = ?`
-		if err := r.db.QueryRowContext(ctx, q, string(record.Invalid), r.crawl).Scan(dest...); err != nil {
+		q := `SELECT COUNT(*), COALESCE(SUM(status = ?), 0), COALESCE(SUM(` + quote("change") + ` = ?), 0)` + cols + ` FROM ` + quote(rule) + ` WHERE crawl = ?`
+		if err := r.db.QueryRowContext(ctx, q, string(record.Invalid), string(record.Changed), r.crawl).Scan(dest...); err != nil {
 			return nil, r.fail(ctx, fmt.Errorf("rule %s: %w", rule, err))
 		}
 		c.Fields = record.FieldCounts(fields, found)
@@ -120,6 +120,16 @@ func (r *Reader) query(ctx context.Context, key string, versions bool, rule stri
 // by key; the rows come by key_sha256, and are sorted by key here (MySQL
 // would sort a LONGTEXT by its first max_sort_length bytes only).
 func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+	var keys []string
+	if key != "" {
+		keys = []string{key}
+	}
+	return queryRule(ctx, r.db, r.crawl, rule, fields, keys, versions)
+}
+
+// queryRule reads rule's Sets of crawl (of keys, unless nil) through q,
+// ordered by key.
+func queryRule(ctx context.Context, db querier, crawl, rule string, fields []record.Field, keys []string, versions bool) ([]record.Set, error) {
 	cols := []string{"0"}
 	table := rule
 	if versions {
@@ -134,13 +144,15 @@ func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Fie
 		cols = append(cols, quote(f.Name))
 	}
 	q := fmt.Sprintf(`SELECT %s FROM %s WHERE crawl = ?`, strings.Join(cols, ", "), quote(table))
-	args := []any{r.crawl}
-	if key != "" {
-		q += ` AND key_sha256 = ?`
-		args = append(args, keyHash(key))
+	args := []any{crawl}
+	if keys != nil {
+		q += ` AND key_sha256 IN (` + marks(len(keys)) + `)`
+		for _, k := range keys {
+			args = append(args, keyHash(k))
+		}
 	}
 	q += ` ORDER BY key_sha256, 1, idx`
-	rows, err := r.db.QueryContext(ctx, q, args...)
+	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -172,9 +184,11 @@ func scanRow(rows *sql.Rows, fields []record.Field) (record.Record, int64, error
 		idx, visit  int32
 		status      string
 		labels      string
+		change      sql.NullString
+		changes     sql.NullString
 		fetchedAt   time.Time
 		holders     = make([]any, len(fields))
-		dest        = []any{&version, &rec.Crawl, &rec.Key, &rec.URL, &rec.Rule, &idx, &fetchedAt, &status, &rec.Problem, &labels, &visit}
+		dest        = []any{&version, &rec.Crawl, &rec.Key, &rec.URL, &rec.Rule, &idx, &fetchedAt, &status, &rec.Problem, &labels, &visit, &change, &changes}
 		scanned     = make([]any, len(fields))
 		stringTyped = func(f record.Field) bool { return f.All || f.Type == record.String || f.Type == record.URL }
 	)
@@ -196,6 +210,9 @@ func scanRow(rows *sql.Rows, fields []record.Field) (record.Record, int64, error
 		return rec, 0, err
 	}
 	rec.Index, rec.Visit, rec.Status, rec.FetchedAt = int(idx), int(visit), record.Status(status), fetchedAt.UTC()
+	if err := recordcodec.ParseChange(&rec, change.String, changes.String); err != nil {
+		return rec, 0, fmt.Errorf("key %q: %w", rec.Key, err)
+	}
 	if err := json.Unmarshal([]byte(labels), &rec.Labels); err != nil {
 		return rec, 0, fmt.Errorf("key %q: labels: %w", rec.Key, err)
 	}

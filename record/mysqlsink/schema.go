@@ -23,7 +23,12 @@ var reserved = [][2]string{
 	{"url", "LONGTEXT NOT NULL"}, {"rule", "VARCHAR(64) NOT NULL"}, {"idx", "INT NOT NULL"},
 	{"fetched_at", "DATETIME(6) NOT NULL"}, {"status", "VARCHAR(16) NOT NULL"}, {"problem", "LONGTEXT NOT NULL"},
 	{"labels", "LONGTEXT NOT NULL"}, {"visit", "INT NOT NULL"},
+	{"change", "VARCHAR(16)"}, {"changes", "LONGTEXT"},
 }
+
+// addedReserved are the reserved columns that tables made before them
+// lack (the change log's): makeTables adds them, nullable.
+var addedReserved = map[string]bool{"change": true, "changes": true}
 
 // columnType is a field's column type; a list is a JSON array in LONGTEXT
 // (its numbers kept as written, which MySQL's JSON type would not).
@@ -230,6 +235,14 @@ func makeTables(ctx context.Context, conn *sql.Conn, rule string, fields []recor
 		have, err := columns(ctx, conn, table)
 		if err != nil {
 			return err
+		}
+		for _, c := range reserved {
+			if !addedReserved[c[0]] || slices.Contains(have, c[0]) {
+				continue
+			}
+			if _, err := conn.ExecContext(ctx, fmt.Sprintf(`ALTER TABLE %s ADD COLUMN %s %s`, quote(table), quote(c[0]), c[1])); err != nil {
+				return fmt.Errorf("column %s: %w", c[0], err)
+			}
 		}
 		for _, f := range fields {
 			if slices.Contains(have, f.Name) {

@@ -59,11 +59,12 @@ const MaxCrawlLen = 255
 
 // Sink writes records to MariaDB or MySQL.
 type Sink struct {
-	db     *sql.DB
-	secret secret
-	opt    record.Options
-	rules  map[string]*ruleSQL
-	batch  recordcodec.Batch
+	db      *sql.DB
+	secret  secret
+	opt     record.Options
+	schemas map[string]record.Schema
+	rules   map[string]*ruleSQL
+	batch   recordcodec.Batch
 }
 
 var _ record.Sink = (*Sink)(nil)
@@ -187,7 +188,7 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		db.Close()
 		return nil, sec.wrap(classify(ctx, fmt.Errorf("mysqlsink: tables: %w", err)))
 	}
-	s := &Sink{db: db, secret: sec, opt: opt, rules: map[string]*ruleSQL{}}
+	s := &Sink{db: db, secret: sec, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}

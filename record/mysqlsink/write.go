@@ -130,6 +130,9 @@ func (s *Sink) writeRound(ctx context.Context, tx *sql.Tx, sets []record.Set) er
 // replace moves the current rows of the keys of sets to versions (when
 // kept), deletes them, and inserts the rows of sets.
 func (s *Sink) replace(ctx context.Context, tx *sql.Tx, r *ruleSQL, sets []record.Set) error {
+	if err := s.markChanges(ctx, tx, sets); err != nil {
+		return err
+	}
 	args := []any{s.opt.Crawl}
 	for _, set := range sets {
 		args = append(args, keyHash(set.Key))
@@ -230,7 +233,7 @@ func (s *Sink) row(r *ruleSQL, hash []byte, rec record.Record) ([]any, int, erro
 	}
 	row := make([]any, 0, len(reserved)+len(r.fields))
 	row = append(row, s.opt.Crawl, rec.Key, hash, rec.URL, rec.Rule, int32(rec.Index), micro(rec.FetchedAt),
-		string(rec.Status), rec.Problem, string(lb), int32(rec.Visit))
+		string(rec.Status), rec.Problem, string(lb), int32(rec.Visit), nullText(string(rec.Change)), nullText(record.FormatChanged(rec.Changed)))
 	size := 64 + len(rec.Key) + len(rec.URL) + len(rec.Problem) + len(lb)
 	for _, f := range r.fields {
 		v, ok := rec.Fields[f.Name]
@@ -262,6 +265,46 @@ func (s *Sink) row(r *ruleSQL, hash []byte, rec record.Record) ([]any, int, erro
 		size += 8
 	}
 	return row, size, nil
+}
+
+// markChanges marks the records of sets, each of its own key, against
+// the current rows of their keys (record.MarkChanges), read in tx in one
+// query: a first visit's are not compared, so a chunk of them reads
+// nothing.
+func (s *Sink) markChanges(ctx context.Context, tx *sql.Tx, sets []record.Set) error {
+	if len(sets) == 0 {
+		return nil
+	}
+	rule := sets[0].Rule
+	sc := s.schemas[rule]
+	var keys []string
+	for _, set := range sets {
+		if len(set.Records) > 0 && set.Records[0].Visit > 0 {
+			keys = append(keys, set.Key)
+		}
+	}
+	held := map[string]map[int]record.Held{}
+	if len(keys) > 0 {
+		cur, err := queryRule(ctx, tx, s.opt.Crawl, rule, sc.Fields, keys, false)
+		if err != nil {
+			return fmt.Errorf("reading the current rows: %w", err)
+		}
+		for _, c := range cur {
+			held[c.Key] = record.HeldSet(sc, c)
+		}
+	}
+	for i, set := range sets {
+		sets[i] = record.MarkChanges(sc, held[set.Key], true, set)
+	}
+	return nil
+}
+
+// nullText is s, or NULL for "".
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -20,7 +20,8 @@ import (
 // (string: STRING, int: INT64, float: DOUBLE, bool: BOOLEAN, time:
 // TIMESTAMP(MICROS, UTC), url: STRING; a list: an optional LIST of them),
 // then the metadata columns (key, url, idx, fetched_at, status, problem,
-// labels, visit, crawl, set_at, set_size). Its key-value metadata
+// labels, visit, change, changes, crawl, set_at, set_size; change and
+// changes "" for a record not compared). Its key-value metadata
 // "distscrape.records" holds the schemas (recordcodec.RowHeader). The
 // deleted file's columns are rule, key and set_at.
 const (
@@ -64,7 +65,8 @@ type layout struct {
 var metaTypes = []record.Field{{Name: "key", Type: record.String}, {Name: "url", Type: record.String},
 	{Name: "idx", Type: record.Int}, {Name: "fetched_at", Type: record.Time}, {Name: "status", Type: record.String},
 	{Name: "problem", Type: record.String}, {Name: "labels", Type: record.String, All: true},
-	{Name: "visit", Type: record.Int}, {Name: "crawl", Type: record.String},
+	{Name: "visit", Type: record.Int}, {Name: "change", Type: record.String}, {Name: "changes", Type: record.String},
+	{Name: "crawl", Type: record.String},
 	{Name: recordcodec.SetAtColumn, Type: record.String}, {Name: recordcodec.SetSizeColumn, Type: record.Int}}
 
 func newLayout(sc record.Schema) (*layout, error) {
@@ -174,7 +176,8 @@ func (l *layout) rows(out []parquet.Row, crawl, at string, s record.Set) []parqu
 			labels[i] = lb
 		}
 		for name, v := range map[string]any{"key": r.Key, "url": r.URL, "idx": int64(r.Index), "fetched_at": r.FetchedAt.UTC(),
-			"status": string(r.Status), "problem": r.Problem, "labels": labels, "visit": int64(r.Visit), "crawl": crawl,
+			"status": string(r.Status), "problem": r.Problem, "labels": labels, "visit": int64(r.Visit),
+			"change": string(r.Change), "changes": record.FormatChanged(r.Changed), "crawl": crawl,
 			recordcodec.SetAtColumn: at, recordcodec.SetSizeColumn: size} {
 			put(cols, l.meta[name], v, true)
 		}

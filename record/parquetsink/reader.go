@@ -158,6 +158,9 @@ func readFile(path, part string, keep func(key, rule string) bool) ([]recordcode
 	}
 	for _, f := range metaTypes {
 		c, err := l.lookup(f, 0)
+		if err != nil && (f.Name == "change" || f.Name == "changes") {
+			continue // a file written before the change log
+		}
 		if err != nil {
 			return nil, 0, err
 		}
@@ -192,6 +195,11 @@ func readFile(path, part string, keep func(key, rule string) bool) ([]recordcode
 		visit, ok7 := m["visit"].(int64)
 		r.Visit, ok[7] = int(visit), ok7
 		r.Crawl, ok[8] = m["crawl"].(string)
+		change, _ := m["change"].(string)
+		changes, _ := m["changes"].(string)
+		if err := recordcodec.ParseChange(r, change, changes); err != nil {
+			return fmt.Errorf("key %q: %w", key, err)
+		}
 		for i, o := range ok {
 			if !o {
 				return fmt.Errorf("key %q: metadata column %d missing or mistyped", key, i)

@@ -44,6 +44,7 @@ type Sink struct {
 	cfg     Config
 	opt     record.Options
 	schemas map[string]record.Schema
+	changes *recordcodec.ChangeIndex
 	layouts map[string]*layout
 	meta    string
 	clock   recordcodec.Clock
@@ -107,6 +108,9 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 			os.Remove(filepath.Join(cfg.Dir, e.Name())) // left by a killed writer
 		}
 	}
+	if s.changes, err = recordcodec.SeedChanges(ctx, NewReader(cfg.Dir, opt.Crawl), schemas); err != nil {
+		return nil, fmt.Errorf("parquetsink: reading what the directory holds: %w", err)
+	}
 	return s, nil
 }
 
@@ -131,6 +135,8 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 		return fmt.Errorf("parquetsink: put: %w", record.ErrClosed)
 	}
 	at := s.clock.Next()
+	set, commit := s.changes.Mark(sc, set)
+	commit()
 	if len(set.Records) == 0 {
 		s.deleted = append(s.deleted, deletedRow(set.Rule, set.Key, at))
 		s.rows++

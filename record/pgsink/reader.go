@@ -69,13 +69,13 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 		var c record.RuleCounts
 		cols := ""
 		found := make([]int64, len(fields))
-		dest := []any{&c.Records, &c.Invalid}
+		dest := []any{&c.Records, &c.Invalid, &c.Changed}
 		for i, f := range fields {
 			cols += ", count(" + recordcodec.Quote(f.Name) + ")"
 			dest = append(dest, &found[i])
 		}
-		q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE status = $2)%s FROM %s WHERE crawl = $1`, cols, recordcodec.Quote(rule))
-		if err := r.pool.QueryRow(ctx, q, r.crawl, string(record.Invalid)).Scan(dest...); err != nil {
+		q := fmt.Sprintf(`SELECT count(*), count(*) FILTER (WHERE status = $2), count(*) FILTER (WHERE change = $3)%s FROM %s WHERE crawl = $1`, cols, recordcodec.Quote(rule))
+		if err := r.pool.QueryRow(ctx, q, r.crawl, string(record.Invalid), string(record.Changed)).Scan(dest...); err != nil {
 			return nil, r.secret.wrap(classify(ctx, fmt.Errorf("pgsink: rule %s: %w", rule, err)))
 		}
 		c.Fields = record.FieldCounts(fields, found)
@@ -117,6 +117,16 @@ func (r *Reader) query(ctx context.Context, key string, versions bool, rule stri
 }
 
 func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+	var keys []string
+	if key != "" {
+		keys = []string{key}
+	}
+	return queryRule(ctx, r.pool, r.crawl, rule, fields, keys, versions)
+}
+
+// queryRule reads the rows of crawl (of keys, unless nil) of rule's table
+// or versions table through q, grouped in Sets.
+func queryRule(ctx context.Context, q querier, crawl, rule string, fields []record.Field, keys []string, versions bool) ([]record.Set, error) {
 	cols := []string{"0::bigint"}
 	table := rule
 	if versions {
@@ -132,14 +142,14 @@ func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Fie
 		}
 		cols = append(cols, c)
 	}
-	q := fmt.Sprintf(`SELECT %s FROM %s WHERE crawl = $1`, strings.Join(cols, ", "), recordcodec.Quote(table))
-	args := []any{r.crawl}
-	if key != "" {
-		q += ` AND key = $2`
-		args = append(args, key)
+	sql := fmt.Sprintf(`SELECT %s FROM %s WHERE crawl = $1`, strings.Join(cols, ", "), recordcodec.Quote(table))
+	args := []any{crawl}
+	if keys != nil {
+		sql += ` AND key = ANY($2)`
+		args = append(args, keys)
 	}
-	q += ` ORDER BY key, 1, idx`
-	rows, err := r.pool.Query(ctx, q, args...)
+	sql += ` ORDER BY key, 1, idx`
+	rows, err := q.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -180,7 +190,10 @@ func decodeRow(vals []any, fields []record.Field) (record.Record, int64, error) 
 	}
 	visit, _ := vals[10].(int32)
 	rec.Visit = int(visit)
-	err := recordcodec.ScanFields(&rec, fields, vals[11:], fieldValue)
+	if err := recordcodec.ParseChange(&rec, str(11), str(12)); err != nil {
+		return rec, 0, fmt.Errorf("key %q: %w", rec.Key, err)
+	}
+	err := recordcodec.ScanFields(&rec, fields, vals[13:], fieldValue)
 	return rec, version, err
 }
 

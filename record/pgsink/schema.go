@@ -16,6 +16,7 @@ var reserved = [][2]string{
 	{"crawl", "text NOT NULL"}, {"key", "text NOT NULL"}, {"url", "text NOT NULL"}, {"rule", "text NOT NULL"},
 	{"idx", "integer NOT NULL"}, {"fetched_at", "timestamptz NOT NULL"}, {"status", "text NOT NULL"},
 	{"problem", "text NOT NULL"}, {"labels", "text[] NOT NULL"}, {"visit", "integer NOT NULL"},
+	{"change", "text"}, {"changes", "text"},
 }
 
 // columnType is a field's PostgreSQL type; a list is a jsonb array.
@@ -105,6 +106,22 @@ func migrate(ctx context.Context, db interface {
 		Tables: func(ctx context.Context, names ...string) (n int, err error) {
 			err = tx.QueryRow(ctx, `SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() AND tablename = ANY($1)`, names).Scan(&n)
 			return n, err
+		},
+		Columns: func(ctx context.Context, table string) (map[string]bool, error) {
+			rows, err := tx.Query(ctx, `SELECT column_name FROM information_schema.columns WHERE table_schema = current_schema() AND table_name = $1`, table)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			out := map[string]bool{}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					return nil, err
+				}
+				out[name] = true
+			}
+			return out, rows.Err()
 		},
 		Mark:     func(i int) string { return "$" + strconv.Itoa(i) },
 		Reserved: reserved, ColumnType: columnType, Integer: "bigint",

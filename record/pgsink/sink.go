@@ -42,11 +42,12 @@ type Config struct {
 
 // Sink writes records to PostgreSQL.
 type Sink struct {
-	pool   *pgxpool.Pool
-	secret secret
-	opt    record.Options
-	rules  map[string]*ruleSQL
-	batch  recordcodec.Batch
+	pool    *pgxpool.Pool
+	secret  secret
+	opt     record.Options
+	schemas map[string]record.Schema
+	rules   map[string]*ruleSQL
+	batch   recordcodec.Batch
 }
 
 var (
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		pool.Close()
 		return nil, sec.wrap(classify(ctx, fmt.Errorf("pgsink: tables: %w", err)))
 	}
-	s := &Sink{pool: pool, secret: sec, opt: opt, rules: map[string]*ruleSQL{}}
+	s := &Sink{pool: pool, secret: sec, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}

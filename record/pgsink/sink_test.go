@@ -11,6 +11,7 @@ import (
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/recordtest"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -57,4 +58,20 @@ func BenchmarkSinkPostgres(b *testing.B) {
 			recordtest.Bench(b, s)
 		})
 	}
+}
+
+// TestChangeColumnsAdded: tables made before the change log get its
+// columns when a sink opens on them.
+func TestChangeColumnsAdded(t *testing.T) {
+	st := store(t, "")
+	recordtest.ChangeColumnsAdded(t, st, func(table, column string) {
+		c, err := pgx.Connect(context.Background(), st.Location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close(context.Background())
+		if _, err := c.Exec(context.Background(), fmt.Sprintf(`ALTER TABLE %q DROP COLUMN %q`, table, column)); err != nil {
+			t.Fatal(err)
+		}
+	})
 }

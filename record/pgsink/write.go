@@ -89,6 +89,9 @@ func (s *Sink) writeRound(ctx context.Context, tx pgx.Tx, sets []record.Set) err
 	}
 	for _, rule := range order {
 		r, sets := s.rules[rule], byRule[rule]
+		if err := s.markChanges(ctx, tx, rule, sets); err != nil {
+			return err
+		}
 		keys := make([]string, len(sets))
 		n := 0
 		for i, set := range sets {
@@ -133,7 +136,7 @@ func (s *Sink) row(r *ruleSQL, rec record.Record) ([]any, error) {
 	}
 	row := make([]any, 0, len(r.cols))
 	row = append(row, s.opt.Crawl, rec.Key, rec.URL, rec.Rule, int32(rec.Index), micro(rec.FetchedAt),
-		string(rec.Status), rec.Problem, labels, int32(rec.Visit))
+		string(rec.Status), rec.Problem, labels, int32(rec.Visit), nullText(string(rec.Change)), nullText(record.FormatChanged(rec.Changed)))
 	for _, f := range r.fields {
 		v, ok := rec.Fields[f.Name]
 		switch {
@@ -159,6 +162,42 @@ func (s *Sink) row(r *ruleSQL, rec record.Record) ([]any, error) {
 		}
 	}
 	return row, nil
+}
+
+// markChanges marks the records of sets, each of its own key, against
+// the current rows of their keys (record.MarkChanges), read in tx in one
+// query: a first visit's are not compared, so a round of them reads
+// nothing.
+func (s *Sink) markChanges(ctx context.Context, tx pgx.Tx, rule string, sets []record.Set) error {
+	sc := s.schemas[rule]
+	var keys []string
+	for _, set := range sets {
+		if len(set.Records) > 0 && set.Records[0].Visit > 0 {
+			keys = append(keys, set.Key)
+		}
+	}
+	held := map[string]map[int]record.Held{}
+	if len(keys) > 0 {
+		cur, err := queryRule(ctx, tx, s.opt.Crawl, rule, sc.Fields, keys, false)
+		if err != nil {
+			return fmt.Errorf("rule %s: reading the current rows: %w", rule, err)
+		}
+		for _, c := range cur {
+			held[c.Key] = record.HeldSet(sc, c)
+		}
+	}
+	for i, set := range sets {
+		sets[i] = record.MarkChanges(sc, held[set.Key], true, set)
+	}
+	return nil
+}
+
+// nullText is s, or NULL for "".
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 func micro(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }

@@ -3,6 +3,7 @@ package recordtest
 import (
 	"context"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
 
@@ -57,4 +58,60 @@ func Bench(b *testing.B, s record.Sink) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N*perSet)/time.Since(start).Seconds(), "records/s")
+}
+
+// BenchRevisit measures what a revisit costs s (the change log's cost):
+// 4,096 pages of one record of BenchSchemas' five fields are put first
+// (visit 0, before the timer), then b.N revisits of them (visit 1 and
+// on; every other one with its price changed), a Flush every 256, each
+// record its own key as a product page is. It reports the process's CPU
+// time (user and system, all goroutines) per revisited page, cpu-µs/page.
+// s must be opened with BenchSchemas.
+func BenchRevisit(b *testing.B, s record.Sink) {
+	ctx := context.Background()
+	const keys, perFlush = 4096, 256
+	at := time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC)
+	page := func(i, visit int, price float64) record.Set {
+		key := fmt.Sprintf("http://example.test/p/%d", i)
+		return record.Set{Key: key, Rule: "item", Records: []record.Record{{Key: key, Rule: "item", URL: key, FetchedAt: at,
+			Status: record.Valid, Labels: []string{"shop"}, Visit: visit,
+			Fields: map[string]any{"title": "Product " + key, "price": price, "stock": int64(7), "in_stock": true, "tags": []any{"a", "b"}}}}}
+	}
+	flushEvery := func(i int) {
+		if i%perFlush == perFlush-1 {
+			if err := s.Flush(ctx); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	for i := 0; i < keys; i++ {
+		if err := s.Put(ctx, page(i, 0, 1)); err != nil {
+			b.Fatal(err)
+		}
+		flushEvery(i)
+	}
+	if err := s.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	c0 := cpuTime()
+	for i := 0; i < b.N; i++ {
+		if err := s.Put(ctx, page(i%keys, 1+i/keys, float64(1+i%2))); err != nil {
+			b.Fatal(err)
+		}
+		flushEvery(i)
+	}
+	if err := s.Flush(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(float64((cpuTime()-c0).Microseconds())/float64(b.N), "cpu-µs/page")
+}
+
+// cpuTime is the CPU time the process used so far, user and system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -72,6 +72,7 @@ func Run(t *testing.T, newStore Factory) {
 		{"Close", testClose},
 		{"Crawls", testCrawls},
 		{"Counts", testCounts},
+		{"Changes", testChanges},
 		{"Migrate", testMigrate},
 		{"Names", testNames},
 		{"KilledWriter", testKilledWriter},

@@ -74,12 +74,13 @@ func (r *Reader) Counts(ctx context.Context) (map[string]record.RuleCounts, erro
 		var c record.RuleCounts
 		cols := ""
 		found := make([]int64, len(fields))
-		dest := []any{&c.Records, &c.Invalid}
+		dest := []any{&c.Records, &c.Invalid, &c.Changed}
 		for i, f := range fields {
 			cols += ", count(" + recordcodec.Quote(f.Name) + ")"
 			dest = append(dest, &found[i])
 		}
-		q := fmt.Sprintf(`SELECT count(*), coalesce(sum(status = '%s'), 0)%s FROM %s WHERE crawl = ?`, record.Invalid, cols, recordcodec.Quote(rule))
+		q := fmt.Sprintf(`SELECT count(*), coalesce(sum(status = '%s'), 0), coalesce(sum(change = '%s'), 0)%s FROM %s WHERE crawl = ?`,
+			record.Invalid, record.Changed, cols, recordcodec.Quote(rule))
 		if err := r.db.QueryRowContext(ctx, q, r.crawl).Scan(dest...); err != nil {
 			return nil, fmt.Errorf("sqlitesink: rule %s: %w", rule, err)
 		}
@@ -121,6 +122,12 @@ func (r *Reader) query(ctx context.Context, key string, versions bool, rule stri
 }
 
 func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+	return queryRule(ctx, r.db, r.crawl, rule, fields, key, versions)
+}
+
+// selectRows is the query of the rows of crawl (and key when byKey) of
+// rule's table or versions table, as scanSets reads them.
+func selectRows(rule string, fields []record.Field, byKey, versions bool) string {
 	cols := []string{"version"}
 	if !versions {
 		cols[0] = "0"
@@ -136,24 +143,37 @@ func (r *Reader) queryRule(ctx context.Context, rule string, fields []record.Fie
 		table = recordcodec.VersionsTable(rule)
 	}
 	q := fmt.Sprintf(`SELECT %s FROM %s WHERE crawl = ?`, strings.Join(cols, ", "), recordcodec.Quote(table))
-	args := []any{r.crawl}
-	if key != "" {
+	if byKey {
 		q += ` AND key = ?`
-		args = append(args, key)
 	}
 	if versions {
-		q += ` ORDER BY key, version, idx`
-	} else {
-		q += ` ORDER BY key, idx`
+		return q + ` ORDER BY key, version, idx`
 	}
-	rows, err := r.db.QueryContext(ctx, q, args...)
+	return q + ` ORDER BY key, idx`
+}
+
+// queryRule reads the rows of crawl (and key when not "") of rule's table
+// or versions table through q, grouped in Sets.
+func queryRule(ctx context.Context, db interface {
+	QueryContext(context.Context, string, ...any) (*sql.Rows, error)
+}, crawl, rule string, fields []record.Field, key string, versions bool) ([]record.Set, error) {
+	args := []any{crawl}
+	if key != "" {
+		args = append(args, key)
+	}
+	rows, err := db.QueryContext(ctx, selectRows(rule, fields, key != "", versions), args...)
 	if err != nil {
 		return nil, err
 	}
+	return scanSets(rows, rule, fields)
+}
+
+// scanSets reads rows of selectRows into Sets, and closes them.
+func scanSets(rows *sql.Rows, rule string, fields []record.Field) ([]record.Set, error) {
 	defer rows.Close()
 	var out []record.Set
-	vals := make([]any, len(cols))
-	ptrs := make([]any, len(cols))
+	vals := make([]any, 1+len(reserved)+len(fields))
+	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
@@ -204,7 +224,10 @@ func decodeRow(vals []any, fields []record.Field) (record.Record, int64, error) 
 		rec.Labels = nil
 	}
 	rec.Visit = int(num(10))
-	err = recordcodec.ScanFields(&rec, fields, vals[11:], fieldValue)
+	if err := recordcodec.ParseChange(&rec, str(11), str(12)); err != nil {
+		return rec, 0, fmt.Errorf("key %q: %w", rec.Key, err)
+	}
+	err = recordcodec.ScanFields(&rec, fields, vals[13:], fieldValue)
 	return rec, version, err
 }
 

@@ -16,6 +16,7 @@ var reserved = [][2]string{
 	{"crawl", "TEXT NOT NULL"}, {"key", "TEXT NOT NULL"}, {"url", "TEXT NOT NULL"}, {"rule", "TEXT NOT NULL"},
 	{"idx", "INTEGER NOT NULL"}, {"fetched_at", "TEXT NOT NULL"}, {"status", "TEXT NOT NULL"},
 	{"problem", "TEXT NOT NULL"}, {"labels", "TEXT NOT NULL"}, {"visit", "INTEGER NOT NULL"},
+	{"change", "TEXT"}, {"changes", "TEXT"},
 }
 
 // columnType is a field's SQLite column type: a bool is INTEGER 0/1, a time
@@ -107,6 +108,22 @@ func migrate(ctx context.Context, db *sql.DB, schemas []record.Schema) (map[stri
 			marks := strings.TrimSuffix(strings.Repeat("?, ", len(names)), ", ")
 			err = tx.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name IN (`+marks+`)`, args...).Scan(&n)
 			return n, err
+		},
+		Columns: func(ctx context.Context, table string) (map[string]bool, error) {
+			rows, err := tx.QueryContext(ctx, `SELECT name FROM pragma_table_info(?)`, table)
+			if err != nil {
+				return nil, err
+			}
+			defer rows.Close()
+			out := map[string]bool{}
+			for rows.Next() {
+				var name string
+				if err := rows.Scan(&name); err != nil {
+					return nil, err
+				}
+				out[name] = true
+			}
+			return out, rows.Err()
 		},
 		Mark:     func(int) string { return "?" },
 		Reserved: reserved, ColumnType: columnType, Integer: "INTEGER",

@@ -36,10 +36,11 @@ type Config struct {
 
 // Sink writes records to a SQLite database.
 type Sink struct {
-	db    *sql.DB
-	opt   record.Options
-	rules map[string]*ruleSQL
-	batch recordcodec.Batch
+	db      *sql.DB
+	opt     record.Options
+	schemas map[string]record.Schema
+	rules   map[string]*ruleSQL
+	batch   recordcodec.Batch
 }
 
 // ruleSQL holds one rule's statements.
@@ -50,6 +51,9 @@ type ruleSQL struct {
 	moveNext string // the version number a move makes
 	move     string // the rows of (crawl, key) into versions
 	prune    string
+	// deleteReturning is delete returning idx and the fields of the rows
+	// deleted: the change log's read of a revisit.
+	deleteReturning string
 }
 
 var (
@@ -92,7 +96,7 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 		db.Close()
 		return nil, fmt.Errorf("sqlitesink: %s: %w", cfg.Path, err)
 	}
-	s := &Sink{db: db, opt: opt, rules: map[string]*ruleSQL{}}
+	s := &Sink{db: db, opt: opt, schemas: schemas, rules: map[string]*ruleSQL{}}
 	for _, sc := range opt.Schemas {
 		s.rules[sc.Rule] = statements(sc, stored[sc.Rule])
 	}
@@ -115,12 +119,13 @@ func statements(sc record.Schema, stored []record.Field) *ruleSQL {
 	}
 	marks := strings.TrimSuffix(strings.Repeat("?, ", len(cols)), ", ")
 	return &ruleSQL{
-		fields:   sc.Fields,
-		insert:   fmt.Sprintf(`INSERT INTO %s (%s) VALUES (%s)`, t, strings.Join(cols, ", "), marks),
-		delete:   fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ?`, t),
-		moveNext: fmt.Sprintf(`SELECT coalesce(max(version), 0) + 1 FROM %s WHERE crawl = ? AND key = ?`, v),
-		move:     fmt.Sprintf(`INSERT INTO %s (version, %s) SELECT ?, %s FROM %s WHERE crawl = ? AND key = ?`, v, strings.Join(all, ", "), strings.Join(all, ", "), t),
-		prune:    fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
+		fields:          sc.Fields,
+		insert:          fmt.Sprintf(`INSERT INTO %s (%s) VALUES (%s)`, t, strings.Join(cols, ", "), marks),
+		delete:          fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ?`, t),
+		moveNext:        fmt.Sprintf(`SELECT coalesce(max(version), 0) + 1 FROM %s WHERE crawl = ? AND key = ?`, v),
+		move:            fmt.Sprintf(`INSERT INTO %s (version, %s) SELECT ?, %s FROM %s WHERE crawl = ? AND key = ?`, v, strings.Join(all, ", "), strings.Join(all, ", "), t),
+		prune:           fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? AND version <= ?`, v),
+		deleteReturning: deleteReturning(sc),
 	}
 }
 
@@ -159,11 +164,7 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 				return err
 			}
 		}
-		del, err := stmt(r.delete)
-		if err != nil {
-			return err
-		}
-		if _, err := del.ExecContext(ctx, s.opt.Crawl, set.Key); err != nil {
+		if set, err = s.deleteMarking(ctx, stmt, r, set); err != nil {
 			return err
 		}
 		ins, err := stmt(r.insert)
@@ -180,6 +181,90 @@ func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 		}
 	}
 	return tx.Commit()
+}
+
+// deleteMarking deletes the current rows of set's key and marks set's
+// records against them (record.MarkChanges): for a revisit the DELETE
+// returns the rows it deletes, so the change log costs no statement of
+// its own; a first visit's records are not compared.
+func (s *Sink) deleteMarking(ctx context.Context, stmt func(string) (*sql.Stmt, error), r *ruleSQL, set record.Set) (record.Set, error) {
+	sc := s.schemas[set.Rule]
+	if len(set.Records) == 0 || set.Records[0].Visit == 0 {
+		del, err := stmt(r.delete)
+		if err != nil {
+			return set, err
+		}
+		if _, err := del.ExecContext(ctx, s.opt.Crawl, set.Key); err != nil {
+			return set, err
+		}
+		return record.MarkChanges(sc, nil, false, set), nil
+	}
+	del, err := stmt(r.deleteReturning)
+	if err != nil {
+		return set, err
+	}
+	rows, err := del.QueryContext(ctx, s.opt.Crawl, set.Key)
+	if err != nil {
+		return set, fmt.Errorf("key %q rule %s: reading the current rows: %w", set.Key, set.Rule, err)
+	}
+	prev, err := digestRows(rows, sc)
+	if err != nil {
+		return set, fmt.Errorf("key %q rule %s: reading the current rows: %w", set.Key, set.Rule, err)
+	}
+	return record.MarkChanges(sc, prev, true, set), nil
+}
+
+// deleteReturning deletes the current rows of (crawl, key) and returns
+// their idx, visit, change marks and fields: what a revisit's records are
+// compared with.
+func deleteReturning(sc record.Schema) string {
+	cols := []string{"idx", "visit", recordcodec.Quote("change"), recordcodec.Quote("changes")}
+	for _, f := range sc.Fields {
+		cols = append(cols, recordcodec.Quote(f.Name))
+	}
+	return fmt.Sprintf(`DELETE FROM %s WHERE crawl = ? AND key = ? RETURNING %s`, recordcodec.Quote(sc.Rule), strings.Join(cols, ", "))
+}
+
+// digestRows reads rows of deleteReturning into what the sink held, by
+// idx, and closes them.
+func digestRows(rows *sql.Rows, sc record.Schema) (map[int]record.Held, error) {
+	defer rows.Close()
+	const head = 4 // idx, visit, change, changes
+	vals := make([]any, head+len(sc.Fields))
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	var out map[int]record.Held
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		var rec record.Record
+		if err := recordcodec.ScanFields(&rec, sc.Fields, vals[head:], fieldValue); err != nil {
+			return nil, err
+		}
+		text := func(v any) string {
+			switch v := v.(type) {
+			case string:
+				return v
+			case []byte:
+				return string(v)
+			}
+			return ""
+		}
+		if err := recordcodec.ParseChange(&rec, text(vals[2]), text(vals[3])); err != nil {
+			return nil, err
+		}
+		idx, _ := vals[0].(int64)
+		visit, _ := vals[1].(int64)
+		rec.Visit = int(visit)
+		if out == nil {
+			out = map[int]record.Held{}
+		}
+		out[int(idx)] = record.HeldOf(sc, rec)
+	}
+	return out, rows.Err()
 }
 
 func (s *Sink) moveToVersions(ctx context.Context, tx *sql.Tx, stmt func(string) (*sql.Stmt, error), r *ruleSQL, key string) error {
@@ -221,7 +306,7 @@ func (s *Sink) row(args []any, r *ruleSQL, rec record.Record) ([]any, error) {
 		return nil, err
 	}
 	args = append(args, s.opt.Crawl, rec.Key, rec.URL, rec.Rule, int64(rec.Index), recordcodec.FormatTime(rec.FetchedAt),
-		string(rec.Status), rec.Problem, string(lj), int64(rec.Visit))
+		string(rec.Status), rec.Problem, string(lj), int64(rec.Visit), nullText(string(rec.Change)), nullText(record.FormatChanged(rec.Changed)))
 	for _, f := range r.fields {
 		v, ok := rec.Fields[f.Name]
 		if !ok {
@@ -235,6 +320,14 @@ func (s *Sink) row(args []any, r *ruleSQL, rec record.Record) ([]any, error) {
 		args = append(args, x)
 	}
 	return args, nil
+}
+
+// nullText is s, or NULL for "".
+func nullText(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
 }
 
 // sqlValue is a field's value as the SQLite column holds it.

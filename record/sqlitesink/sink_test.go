@@ -36,6 +36,22 @@ func store(t *testing.T, path string) *recordtest.Store {
 
 func TestConformance(t *testing.T) { recordtest.Run(t, store) }
 
+// TestChangeColumnsAdded: tables made before the change log get its
+// columns when a sink opens on them.
+func TestChangeColumnsAdded(t *testing.T) {
+	st := store(t, "")
+	recordtest.ChangeColumnsAdded(t, st, func(table, column string) {
+		db, err := sql.Open("sqlite", st.Location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(fmt.Sprintf(`ALTER TABLE %q DROP COLUMN %q`, table, column)); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
 func BenchmarkSinkSQLite(b *testing.B) {
 	for _, keep := range []int{0, 2} {
 		b.Run(fmt.Sprintf("keep=%d", keep), func(b *testing.B) {
@@ -48,6 +64,18 @@ func BenchmarkSinkSQLite(b *testing.B) {
 			recordtest.Bench(b, s)
 		})
 	}
+}
+
+// BenchmarkSinkRevisit: what a revisited page costs the sink, the change
+// log's read of the current rows included (recordtest.BenchRevisit).
+func BenchmarkSinkRevisit(b *testing.B) {
+	s, err := sqlitesink.New(context.Background(), sqlitesink.Config{Path: filepath.Join(b.TempDir(), "bench.db")},
+		record.Options{Crawl: "bench", Worker: "w1", Schemas: recordtest.BenchSchemas})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close(context.Background())
+	recordtest.BenchRevisit(b, s)
 }
 
 // TestColumnTypes: what database/sql (or the sqlite3 shell) finds in the

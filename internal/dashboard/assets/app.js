@@ -138,7 +138,7 @@
     for (const r of rv.rules) {
       const tr = el('tr');
       tr.dataset.rule = r.rule;
-      tr.append(el('td', r.rule), el('td', fmt(r.written), 'num'), el('td', fmt(r.invalid), 'num'));
+      tr.append(el('td', r.rule), el('td', fmt(r.written), 'num'), el('td', fmt(r.invalid), 'num'), el('td', fmt(r.changed), 'num'));
       body.append(tr);
     }
   }
