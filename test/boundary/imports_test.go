@@ -16,9 +16,13 @@ const (
 // saverDrivers are the saver implementations, each in its own package.
 var saverDrivers = []string{"saver/filesaver", "saver/tarsaver", "saver/warcsaver", "saver/redissaver", "saver/s3saver"}
 
-// engines are the tracker engines and the saver drivers: only commands,
-// internal/config and tests may choose one.
-var engines = append([]string{"tracker/memtracker", "tracker/redistracker"}, saverDrivers...)
+// sinkDrivers are the record sinks, each in its own package.
+var sinkDrivers = []string{"record/jsonlsink", "record/csvsink", "record/parquetsink", "record/sqlitesink", "record/pgsink", "record/mysqlsink"}
+
+// engines are the drivers of every family: tracker engines, savers, record
+// sinks and the browser. Only commands, internal/config and tests may
+// choose one.
+var engines = slices.Concat([]string{"tracker/memtracker", "tracker/redistracker", "fetch/render/chromium"}, saverDrivers, sinkDrivers)
 
 // TestImportRules checks the import rules of docs/architecture.md (section
 // "Import rules") on the whole import graph (transitive, tests excluded),
@@ -71,6 +75,16 @@ func TestImportRules(t *testing.T) {
 		{"the link table (scraper and converter) imports nothing of distscrape", "internal/linkattr", outsideModule},
 		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
 		{"the HTTP client imports no other distscrape package", "fetch", only()},
+		{"the dashboard links no driver", "internal/dashboard", noneOf(engines...)},
+		{"the notifier links no driver", "internal/notify", noneOf(engines...)},
+		{"the browser driver imports its contract and the client only", "fetch/render/chromium", only("fetch/render", "fetch", "internal/...")},
+	}
+	for _, d := range sinkDrivers {
+		tests = append(tests, struct {
+			rule string
+			pkg  string
+			ok   func(dep string) bool
+		}{"a record sink imports its contract and the sinks' codec only", d, only("record", "internal/recordcodec", "internal/redact")})
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg+": "+tt.rule, func(t *testing.T) {
@@ -87,7 +101,7 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-// TestOnlyCommandsChooseEngines: a tracker engine or a saver driver is
+// TestOnlyCommandsChooseEngines: a driver of any family (engines) is
 // imported only by a command (package main), internal/config, another
 // package under test/ (or bench/, a module of its own), or itself.
 func TestOnlyCommandsChooseEngines(t *testing.T) {
@@ -104,23 +118,27 @@ func TestOnlyCommandsChooseEngines(t *testing.T) {
 	}
 }
 
-// TestSaverPackagesHaveRules: every package under saver/ is the contract,
-// its suite, a helper under saver/internal, or a driver listed in
-// saverDrivers, so a new driver cannot escape the rules above.
-func TestSaverPackagesHaveRules(t *testing.T) {
+// TestDriverPackagesHaveRules: every package under saver/, record/,
+// tracker/ and fetch/render/ is the contract, its suite, a helper under
+// its internal/, or a driver listed in engines, so a new driver cannot
+// escape the rules above.
+func TestDriverPackagesHaveRules(t *testing.T) {
+	families := map[string]string{"saver/": "savertest", "record/": "recordtest", "tracker/": "trackertest", "fetch/render/": ""}
 	found := 0
 	for path := range load(t) {
 		r, _ := rel(path)
-		if !strings.HasPrefix(r, "saver/") || r == "saver/savertest" || strings.HasPrefix(r, "saver/internal/") {
-			continue
+		for prefix, suite := range families {
+			if !strings.HasPrefix(r, prefix) || r == prefix+suite || strings.HasPrefix(r, prefix+"internal/") {
+				continue
+			}
+			if !slices.Contains(engines, r) {
+				t.Errorf("%s: a package under %s that is no listed driver: add it to engines and give it its rows", r, prefix)
+			}
+			found++
 		}
-		if !slices.Contains(saverDrivers, r) {
-			t.Errorf("%s: a package under saver/ that is no listed driver: add it to saverDrivers and give it its rows", r)
-		}
-		found++
 	}
-	if found != len(saverDrivers) {
-		t.Errorf("found %d of the %d saver drivers listed", found, len(saverDrivers))
+	if found != len(engines) {
+		t.Errorf("found %d of the %d drivers listed", found, len(engines))
 	}
 }
 
