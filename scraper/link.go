@@ -304,133 +304,20 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 	if !l.types.match(resp.ContentType) {
 		return nil, nil
 	}
-	base := resp.URL
-	if base == nil {
-		var err error
-		if base, err = url.Parse(item.Key); err != nil {
-			return nil, fetch.Final("bad item", fmt.Errorf("%w: %q: %w", ErrBadItem, item.Key, err))
-		}
-	}
-	self, _ := l.norm.Normalize(base.String())
 	parsed := l.parse && (isHTML(resp.ContentType) || isCSS(resp.ContentType))
-	var refs []ref
-	if parsed {
-		var href string
-		refs, href = l.pageRefs(ctx, resp)
-		if href != "" {
-			if b, err := l.norm.Resolve(base, href); err == nil {
-				base = b
-			}
-		}
-	} else if isHTML(resp.ContentType) {
-		if href := baseHref(resp.Body); href != nil {
-			if b, err := l.norm.Resolve(base, attrValue(href)); err == nil {
-				base = b
-			}
-		}
+	c, refs, err := l.newCollector(ctx, b, item, resp, parsed)
+	if c == nil || err != nil {
+		return nil, err
 	}
-	res, err := l.norm.NewResolver(base)
-	if err != nil {
-		l.log.Warn("page URL cannot be a base for its links", "url", item.Key, "err", err)
-		return nil, nil
-	}
-	baseIn := l.hosts.match(res.Base())
-	// A page outside the prefixes was fetched as a requisite (or is a
-	// seed): the documents it embeds are not fetched in turn, which bounds
-	// the chains of requisites outside the prefixes.
-	selfIn := true
-	if parsed && len(l.prefixes) > 0 {
-		selfIn, _ = l.inScopeString(b, self)
-	}
-	seen := make(map[string]uint8, 64) // seenPage|seenRequisite: checked as such; seenTaken: an item
-	var items []tracker.Item
-	var nf notFollowed
-	var scopeErr error
-	skip := notFollowedHook(ctx)
-	visitKind := func(ref string, kind linkattr.Kind, doc, followed bool) bool {
-		if len(items) >= l.maxLinks {
-			nf.dropped++
-			return true
-		}
-		if ref == "" || ref[0] == '#' {
-			return true
-		}
-		s, u, err := res.Resolve(ref)
-		if err == nil && ((u == nil && !baseIn) || (u != nil && !l.hosts.match(u))) {
-			if kind == linkattr.Requisite && u != nil && (u.Scheme == "http" || u.Scheme == "https") {
-				l.live.add(s)
-			}
-			if skip != nil && (u == nil || u.Scheme == "http" || u.Scheme == "https") {
-				skip(s, "host out of scope")
-			}
-			return true
-		}
-		if err != nil {
-			return true
-		}
-		if err := tracker.ValidateKey(s); err != nil { // too long, mostly: normalised URLs are escaped
-			nf.refuse(err)
-			return true
-		}
-		if s == self || s == item.Key {
-			return true
-		}
-		mark := uint8(seenPage)
-		if kind == linkattr.Requisite {
-			mark = seenRequisite
-		}
-		if seen[s]&(mark|seenTaken) != 0 {
-			return true
-		}
-		var in bool
-		why := ""
-		switch {
-		case kind == linkattr.Requisite && (doc && !selfIn || !l.requisites):
-			return true
-		case kind == linkattr.Requisite:
-			in, err = l.requisiteIn(b, s, u)
-		case !links:
-			if skip != nil {
-				skip(s, "past scraper.scope.max_depth")
-			}
-			return true
-		default:
-			why = "out of scope (prefixes, exclude_regex)"
-			in, err = l.inScopeString(b, s)
-			if in && err == nil && l.filter != nil {
-				why = "not matched by link_regex"
-				in, err = l.filter.match(b, []byte(s))
-			}
-			if in && err == nil && followed && l.followOnly != nil {
-				why = "not matched by link_regex"
-				in, err = l.followOnly.match(b, []byte(s))
-			}
-		}
-		seen[s] |= mark
-		if err != nil {
-			scopeErr = err
-			return false
-		}
-		if !in {
-			if skip != nil && why != "" {
-				skip(s, why)
-			}
-			return true
-		}
-		seen[s] |= seenTaken
-		items = append(items, tracker.Item{Key: s, Depth: depth})
-		return true
-	}
-	visitRef := func(ref string, followed bool) bool { return visitKind(ref, linkattr.Page, false, followed) }
-	visit := func(raw []byte) bool { return visitRef(attrValue(raw), false) }
-	visitReq := func(raw []byte) bool { return visitKind(attrValue(raw), linkattr.Requisite, false, false) }
+	c.depth, c.links = depth, links
+	visitReq := func(raw []byte) bool { return c.visit(attrValue(raw), linkattr.Requisite, false, false) }
 	switch {
 	case parsed:
 		for _, r := range refs {
 			if r.kind == linkattr.Page && l.follow != nil {
 				continue // the page links are what Follow finds, below
 			}
-			if !visitKind(r.s, r.kind, r.doc, false) {
+			if !c.visit(r.s, r.kind, r.doc, false) {
 				break
 			}
 		}
@@ -446,31 +333,31 @@ func (l *Link) scrape(ctx context.Context, b *budget, item tracker.Item, resp *f
 			scanLinkTags(resp.Body, visitReq) // stylesheets and icons, which the href scan would find
 		}
 	case l.link == nil:
-		scanAttrs(resp.Body, l.syntax, visit)
+		scanAttrs(resp.Body, l.syntax, c.visitPage)
 	default:
-		if err := l.link.each(ctx, b, resp.Body, visit); err != nil {
+		if err := l.link.each(ctx, b, resp.Body, c.visitPage); err != nil {
 			return nil, err
 		}
 	}
 	if !parsed && links && l.requisites && isHTML(resp.ContentType) {
 		scanRequisites(resp.Body, l.follow != nil || l.link != nil || !l.syntax.src, visitReq) // src unless the scan had them
 	}
-	if links && l.follow != nil && scopeErr == nil {
+	if links && l.follow != nil && c.scopeErr == nil {
 		found, err := l.follow(ctx, item, resp)
 		if err != nil {
 			return nil, err
 		}
 		for _, ref := range found {
-			if !visitRef(ref, true) {
+			if !c.visit(ref, linkattr.Page, false, true) {
 				break
 			}
 		}
 	}
-	if scopeErr != nil {
-		return nil, scopeErr
+	if c.scopeErr != nil {
+		return nil, c.scopeErr
 	}
-	nf.warn(l.log, "links", "url", item.Key, l.maxLinks)
-	return items, nil
+	c.nf.warn(l.log, "links", "url", item.Key, l.maxLinks)
+	return c.items, nil
 }
 
 const (
