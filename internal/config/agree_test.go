@@ -159,6 +159,9 @@ func TestExtractOneDefinition(t *testing.T) {
 			var cfgPaths []string
 			for _, fe := range fieldErrors(cfgErr) {
 				cfgPaths = append(cfgPaths, fe.Path)
+				if !strings.HasPrefix(fe.Pos, "t.yaml:") {
+					t.Errorf("no line: %v", fe)
+				}
 			}
 			switch {
 			case (libErr == nil) != (cfgErr == nil):
@@ -169,9 +172,17 @@ func TestExtractOneDefinition(t *testing.T) {
 				t.Errorf("both accept, want %s refused", want)
 			case want != "" && (!slices.Contains(libPaths, want) || !slices.Contains(cfgPaths, want)):
 				t.Errorf("want both at %s; extract.Compile at %v, config at %v:\n%v", want, libPaths, cfgPaths, cfgErr)
+			case !slices.Equal(sortedSet(libPaths), sortedSet(cfgPaths)):
+				t.Errorf("extract.Compile at %v, config at %v:\n%v", libPaths, cfgPaths, cfgErr)
 			}
 		})
 	}
+}
+
+func sortedSet(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
 }
 
 // extractPaths are the key paths of the *extract.Error in err, by the
