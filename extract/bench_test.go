@@ -94,7 +94,7 @@ func BenchmarkExtract(b *testing.B) {
 		{"css5+main", append(benchFields[:5:5], Field{Name: "body", Text: TextMain})},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			e := mustCompile(b, Rule{Name: "product", Fields: c.fields})
+			e := mustCompile(b, Rule{Name: "product", Match: ".", Fields: c.fields})
 			sets, err := e.Extract(context.Background(), p)
 			if err != nil || len(sets[0].Records[0].Fields) != len(c.fields) {
 				b.Fatalf("%v %v", sets, err)
@@ -133,7 +133,7 @@ func BenchmarkExtractData(b *testing.B) {
 		{"css5+main", append(fields[:5:5], Field{Name: "body", Text: TextMain})},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			e := mustCompile(b, Rule{Name: "page", Fields: c.fields})
+			e := mustCompile(b, Rule{Name: "page", Match: ".", Fields: c.fields})
 			sets, err := e.Extract(context.Background(), p)
 			if err != nil || len(sets[0].Records[0].Fields) != len(c.fields) {
 				b.Fatalf("%v %v", sets, err)

@@ -60,7 +60,7 @@ func TestCharsets(t *testing.T) {
 		{"bogus charset in <meta http-equiv>", "", []byte(`<meta http-equiv="content-type" content="text/html; charset=nope"><h1>x</h1>`), "", `"nope" (<meta>)`},
 		{"charset that decodes to nothing", "text/html; charset=iso-2022-kr", []byte("<h1>x</h1>"), "", "cannot be decoded"},
 	}
-	e := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "h", CSS: "h1"}}})
+	e := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "h", CSS: "h1"}}})
 	for _, c := range cases {
 		p := htmlPage("")
 		p.ContentType, p.Body = c.contentType, c.body
@@ -82,7 +82,7 @@ func TestCharsets(t *testing.T) {
 	// A JSON body in another charset than UTF-8.
 	p := jsonPage("")
 	p.ContentType, p.Body = "application/json; charset=iso-8859-1", encode(t, charmap.ISO8859_1, `{"name":"Café"}`)
-	sets, err := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+	sets, err := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
 	if err != nil || sets[0].Records[0].Fields["n"] != "Café" {
 		t.Errorf("JSON in ISO-8859-1: %v %v", sets, err)
 	}
@@ -93,7 +93,7 @@ func TestCharsets(t *testing.T) {
 		for _, body := range [][]byte{[]byte("{\"name\":\"Caf\xe9 \x80\"}"), []byte("\xef\xbb\xbf{\"name\":\"Caf\xe9 \x80\"}")} {
 			p := jsonPage("")
 			p.ContentType, p.Body = ct, body
-			sets, err := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+			sets, err := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
 			if err != nil || sets[0].Records[0].Fields["n"] != "Caf\uFFFD \uFFFD" {
 				t.Errorf("JSON %q with invalid UTF-8, type %q: %v %v, want U+FFFD for each bad byte", body, ct, sets, err)
 			}
@@ -101,7 +101,7 @@ func TestCharsets(t *testing.T) {
 	}
 	p = jsonPage("")
 	p.ContentType, p.Body = "application/json", []byte(`{"name":"a\u0000b"}`)
-	sets, err = mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
+	sets, err = mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "n", JSON: ".name"}}}).Extract(context.Background(), p)
 	if err != nil || sets[0].Records[0].Fields["n"] != "a\uFFFDb" {
 		t.Errorf("JSON with an escaped NUL: %v %v, want U+FFFD", sets, err)
 	}
@@ -137,7 +137,7 @@ func TestBodyKinds(t *testing.T) {
 	}
 	for _, c := range cases {
 		c.field.Name = "v"
-		e := mustCompile(t, Rule{Name: "r", Fields: []Field{c.field}})
+		e := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{c.field}})
 		p := htmlPage("")
 		p.ContentType, p.Body = c.contentType, []byte(c.body)
 		sets, err := e.Extract(context.Background(), p)
@@ -164,7 +164,7 @@ func allocated(fn func()) uint64 {
 }
 
 func TestMaxBody(t *testing.T) {
-	e := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "h", CSS: "h1"}}})
+	e := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "h", CSS: "h1"}}})
 	big := htmlPage("")
 	big.Body = bytes.Repeat([]byte("<p>0123456789</p>\n"), 50<<20/18) // 50 MB
 	var err error
@@ -176,7 +176,7 @@ func TestMaxBody(t *testing.T) {
 		t.Errorf("refusing a 50 MB page allocated %d bytes", n)
 	}
 	// The limit is the body's size exactly.
-	e, _ = Compile([]Rule{{Name: "r", Fields: []Field{{Name: "h", CSS: "h1"}}}}, Options{MaxBody: 100})
+	e, _ = Compile([]Rule{{Name: "r", Match: ".", Fields: []Field{{Name: "h", CSS: "h1"}}}}, Options{MaxBody: 100})
 	p := htmlPage("<h1>x</h1>" + strings.Repeat(" ", 90))
 	if _, err := e.Extract(context.Background(), p); err != nil {
 		t.Errorf("100 bytes: %v", err)
@@ -191,7 +191,7 @@ func TestMaxBody(t *testing.T) {
 // its tree is built, and a selector yielding more values than MaxNodes is
 // refused, whatever its kind.
 func TestMaxNodes(t *testing.T) {
-	e := mustCompile(t, Rule{Name: "r", Fields: []Field{{Name: "li", CSS: "li", All: true}}})
+	e := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{{Name: "li", CSS: "li", All: true}}})
 	p := htmlPage("<ul>" + strings.Repeat("<li>x</li>", 1_000_000) + "</ul>")
 	var err error
 	n := allocated(func() { _, err = e.Extract(context.Background(), p) })
@@ -217,7 +217,7 @@ func TestMaxNodes(t *testing.T) {
 		{"each over the limit", Field{Regex: "(x)"}, false},
 	} {
 		c.f.Name = "v"
-		r := Rule{Name: "r", Fields: []Field{c.f}}
+		r := Rule{Name: "r", Match: ".", Fields: []Field{c.f}}
 		pg := small
 		if c.f.JSON != "" {
 			pg = jsonPage(`{}`)
@@ -248,10 +248,10 @@ func TestBudget(t *testing.T) {
 		r    Rule
 		p    *saver.Page
 	}{
-		{"catastrophic regex field", Rule{Name: "r", Fields: []Field{{Name: "v", Regex: `(a+)+$`}}}, evil},
+		{"catastrophic regex field", Rule{Name: "r", Match: ".", Fields: []Field{{Name: "v", Regex: `(a+)+$`}}}, evil},
 		{"catastrophic match", Rule{Name: "r", Match: `(x+x+)+y`, Fields: []Field{{Name: "v", CSS: "p"}}},
 			&saver.Page{URL: "http://shop.test/" + strings.Repeat("x", 40), ContentType: "text/html", Body: []byte("<p>")}},
-		{"endless jq", Rule{Name: "r", Fields: []Field{{Name: "v", JSON: "last(range(1e15))"}}}, jsonPage("{}")},
+		{"endless jq", Rule{Name: "r", Match: ".", Fields: []Field{{Name: "v", JSON: "last(range(1e15))"}}}, jsonPage("{}")},
 	} {
 		e, err := Compile([]Rule{c.r}, Options{Budget: 50 * time.Millisecond})
 		if err != nil {
@@ -282,8 +282,8 @@ func TestBudgetAfterParse(t *testing.T) {
 		r    Rule
 		p    *saver.Page
 	}{
-		{"json", Rule{Name: "r", Fields: []Field{{Name: "v", JSON: ".name"}}}, jsonPage(bigJSON)},
-		{"html", Rule{Name: "r", Fields: []Field{{Name: "v", XPath: "/html/head/title"}}}, htmlPage(bigHTML)},
+		{"json", Rule{Name: "r", Match: ".", Fields: []Field{{Name: "v", JSON: ".name"}}}, jsonPage(bigJSON)},
+		{"html", Rule{Name: "r", Match: ".", Fields: []Field{{Name: "v", XPath: "/html/head/title"}}}, htmlPage(bigHTML)},
 	} {
 		e, err := Compile([]Rule{c.r}, Options{Budget: budget, MaxBody: 64 << 20, MaxNodes: 1 << 20})
 		if err != nil {

@@ -32,7 +32,8 @@
 //     once per page after every other field, even inside `each`.
 //
 // A rule's `match` is a regex in the same syntax, matched anywhere in the
-// page's URL (anchor it with ^ and $); an empty one matches every page.
+// page's URL (anchor it with ^ and $); it is required ("." for every
+// page), as in the crawl's other rules.
 //
 // # Values and types
 //

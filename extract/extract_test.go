@@ -59,7 +59,7 @@ func mustCompile(t testing.TB, rules ...Rule) *Extractor {
 func one(t *testing.T, p *saver.Page, f Field) (any, bool) {
 	t.Helper()
 	f.Name = "v"
-	sets, err := mustCompile(t, Rule{Name: "r", Fields: []Field{f}, OnInvalid: OnInvalidKeep}).Extract(context.Background(), p)
+	sets, err := mustCompile(t, Rule{Name: "r", Match: ".", Fields: []Field{f}, OnInvalid: OnInvalidKeep}).Extract(context.Background(), p)
 	if err != nil {
 		t.Fatalf("%+v: %v", f, err)
 	}
@@ -160,7 +160,7 @@ func TestEach(t *testing.T) {
 		{"sku": "B2", "name": "Toaster", "link": "http://shop.test/shop/p/2.html", "price": 12.5, "code": "B"},
 	}
 	for _, each := range []Selector{{CSS: "li.product"}, {XPath: "//li[@class='product']"}} {
-		e := mustCompile(t, Rule{Name: "product", Each: each, Fields: htmlFields, OnInvalid: OnInvalidSkip})
+		e := mustCompile(t, Rule{Name: "product", Match: ".", Each: each, Fields: htmlFields, OnInvalid: OnInvalidSkip})
 		sets, err := e.Extract(context.Background(), htmlPage(listing))
 		if err != nil {
 			t.Fatal(err)
@@ -176,7 +176,7 @@ func TestEach(t *testing.T) {
 			}
 		}
 	}
-	e := mustCompile(t, Rule{Name: "item", Each: Selector{JSON: ".items"}, OnInvalid: OnInvalidKeep, Fields: []Field{
+	e := mustCompile(t, Rule{Name: "item", Match: ".", Each: Selector{JSON: ".items"}, OnInvalid: OnInvalidKeep, Fields: []Field{
 		{Name: "id", JSON: ".id", Type: record.Int, Required: true},
 		{Name: "name", JSON: ".name", Required: true},
 		{Name: "price", JSON: ".price", Type: record.Float},
@@ -221,7 +221,7 @@ func TestOnInvalid(t *testing.T) {
 		{OnInvalidSkip, 2, ""},
 		{OnInvalidKeep, 3, ""},
 	} {
-		e := mustCompile(t, Rule{Name: "product", Each: Selector{CSS: "li.product"}, Fields: fields, OnInvalid: c.onInvalid})
+		e := mustCompile(t, Rule{Name: "product", Match: ".", Each: Selector{CSS: "li.product"}, Fields: fields, OnInvalid: c.onInvalid})
 		sets, err := e.Extract(context.Background(), htmlPage(listing))
 		if c.err != "" {
 			if !errors.Is(err, ErrInvalid) || !strings.HasPrefix(err.Error(), c.err[:30]) || sets != nil {
@@ -239,21 +239,21 @@ func TestOnInvalid(t *testing.T) {
 		}
 	}
 	// A page-level rule: the message reads as the issue says.
-	e := mustCompile(t, Rule{Name: "product", Fields: []Field{{Name: "price", CSS: ".no-price", Required: true}}})
+	e := mustCompile(t, Rule{Name: "product", Match: ".", Fields: []Field{{Name: "price", CSS: ".no-price", Required: true}}})
 	_, err := e.Extract(context.Background(), htmlPage(listing))
 	if err == nil || err.Error() != "extract: rule product: field price: required, not found" {
 		t.Errorf("got %v", err)
 	}
 	// Two invalid records in rules that fail: the first is named, the
 	// others counted.
-	e = mustCompile(t, Rule{Name: "product", Each: Selector{CSS: "li.product"}, Fields: []Field{{Name: "time", CSS: "time", Required: true}, {Name: "tag", CSS: ".tag", Required: true}}})
+	e = mustCompile(t, Rule{Name: "product", Match: ".", Each: Selector{CSS: "li.product"}, Fields: []Field{{Name: "time", CSS: "time", Required: true}, {Name: "tag", CSS: ".tag", Required: true}}})
 	if _, err := e.Extract(context.Background(), htmlPage(listing)); err == nil || !strings.HasSuffix(err.Error(), "(and 1 more invalid records)") {
 		t.Errorf("got %v", err)
 	}
 }
 
 func TestRequiredAndDefault(t *testing.T) {
-	e := mustCompile(t, Rule{Name: "r", OnInvalid: OnInvalidKeep, Fields: []Field{
+	e := mustCompile(t, Rule{Name: "r", Match: ".", OnInvalid: OnInvalidKeep, Fields: []Field{
 		{Name: "a", CSS: ".none", Default: "7", Type: record.Int},
 		{Name: "b", CSS: ".none", Default: "yes", Type: record.Bool},
 		{Name: "c", CSS: ".none"},
@@ -267,7 +267,7 @@ func TestRequiredAndDefault(t *testing.T) {
 	if !errors.Is(err, ErrBody) {
 		t.Fatalf("a json field on HTML: %v, want ErrBody", err)
 	}
-	e = mustCompile(t, Rule{Name: "r", OnInvalid: OnInvalidKeep, Fields: []Field{
+	e = mustCompile(t, Rule{Name: "r", Match: ".", OnInvalid: OnInvalidKeep, Fields: []Field{
 		{Name: "a", CSS: ".none", Default: "7", Type: record.Int},
 		{Name: "b", CSS: ".none", Default: "yes", Type: record.Bool},
 		{Name: "c", CSS: ".none"},
@@ -290,7 +290,7 @@ func TestRequiredAndDefault(t *testing.T) {
 		t.Errorf("%s %q, want %q", r.Status, r.Problem, wantProblem)
 	}
 	// A jq run-time error says why in the problem.
-	e = mustCompile(t, Rule{Name: "r", OnInvalid: OnInvalidKeep, Fields: []Field{{Name: "f", JSON: ".total[]", Required: true}}})
+	e = mustCompile(t, Rule{Name: "r", Match: ".", OnInvalid: OnInvalidKeep, Fields: []Field{{Name: "f", JSON: ".total[]", Required: true}}})
 	sets, err = e.Extract(context.Background(), jsonPage(apiBody))
 	if err != nil || !strings.Contains(sets[0].Records[0].Problem, "required, not found (json: ") {
 		t.Errorf("%v %v", sets, err)
@@ -304,7 +304,7 @@ func TestMatchAndRecord(t *testing.T) {
 		Rule{Name: "list", Match: `/list\.html$`, Each: Selector{CSS: "li.product"}, Fields: []Field{{Name: "name", CSS: ".name"}}},
 		Rule{Name: "detail", Match: `/p/\d+\.html$`, Fields: []Field{{Name: "name", CSS: "h1"}}},
 		Rule{Name: "none", Match: `(?i)LIST`, Each: Selector{CSS: "table tr"}, Fields: []Field{{Name: "x", CSS: "td"}}},
-		Rule{Name: "all", Fields: []Field{{Name: "title", CSS: "title"}}},
+		Rule{Name: "all", Match: ".", Fields: []Field{{Name: "title", CSS: "title"}}},
 	)
 	p := htmlPage(listing)
 	sets, err := e.Extract(context.Background(), p)
@@ -355,12 +355,12 @@ func TestMainText(t *testing.T) {
 <div class="sidebar"><h3>Related</h3><a href="/x">Other kettles</a></div>
 <article><h1>The best kettle</h1><p>` + para + `</p><p class="second">` + para + `</p></article>
 <footer>Copyright shop.test — all rights reserved</footer></body></html>`
-	e := mustCompile(t, Rule{Name: "article", Fields: []Field{
+	e := mustCompile(t, Rule{Name: "article", Match: ".", Fields: []Field{
 		{Name: "title", CSS: "h1", Required: true},
 		{Name: "footer", CSS: "footer"},
 		{Name: "body", Text: TextMain, Required: true},
 		{Name: "nav", XPath: "count(//nav/a)", Type: record.Int},
-	}}, Rule{Name: "second", Each: Selector{CSS: "p"}, Fields: []Field{
+	}}, Rule{Name: "second", Match: ".", Each: Selector{CSS: "p"}, Fields: []Field{
 		{Name: "body", Text: TextMain}, {Name: "class", CSS: ":scope", Attr: "class"},
 	}})
 	sets, err := e.Extract(context.Background(), htmlPage(page))
@@ -381,7 +381,7 @@ func TestMainText(t *testing.T) {
 		t.Errorf("each with text: %#v", recs)
 	}
 	// A page with no text at all: not found.
-	sets, err = mustCompile(t, Rule{Name: "r", OnInvalid: OnInvalidKeep, Fields: []Field{{Name: "body", Text: TextMain, Required: true}}}).
+	sets, err = mustCompile(t, Rule{Name: "r", Match: ".", OnInvalid: OnInvalidKeep, Fields: []Field{{Name: "body", Text: TextMain, Required: true}}}).
 		Extract(context.Background(), htmlPage("<html><body></body></html>"))
 	if err != nil || sets[0].Records[0].Status != record.Invalid {
 		t.Errorf("empty page: %v %v", sets, err)

@@ -64,7 +64,7 @@ func CompileFollow(sel []Follow, opt Options) (*Follower, error) {
 			fs.want = KindURL
 		}
 		if fs.want != KindURL && fs.want != KindID {
-			bad("kind", fmt.Errorf("%q: want url or id", s.Kind))
+			bad("kind", fmt.Errorf("unknown value %q (want url or id)", s.Kind))
 		}
 		var set []kind
 		for k, v := range [...]string{kindCSS: s.CSS, kindXPath: s.XPath, kindJSON: s.JSON} {
@@ -72,8 +72,17 @@ func CompileFollow(sel []Follow, opt Options) (*Follower, error) {
 				set = append(set, kind(k))
 			}
 		}
-		if len(set) != 1 {
-			bad("", errors.New("a follow takes exactly one of css, xpath or json"))
+		switch len(set) {
+		case 0:
+			bad("", errors.New("no selector: a follow takes one of css, xpath or json"))
+			continue
+		case 1:
+		default:
+			names := make([]string, len(set))
+			for i, k := range set {
+				names[i] = keys[k]
+			}
+			bad("", fmt.Errorf("%s given together: a follow takes exactly one of css, xpath or json", strings.Join(names, " and ")))
 			continue
 		}
 		if s.Attr != "" && set[0] == kindJSON {

@@ -104,10 +104,10 @@ func TestCompileFollowErrors(t *testing.T) {
 		"follow[0].css: invalid CSS selector",
 		"follow[1].xpath: invalid XPath",
 		"follow[2].json: invalid jq expression",
-		"follow[3]: a follow takes exactly one of css, xpath or json",
-		"follow[4]: a follow takes exactly one",
+		"follow[3]: css and xpath given together: a follow takes exactly one of css, xpath or json",
+		"follow[4]: no selector: a follow takes one of css, xpath or json",
 		"follow[5].attr: \"href\": attr goes with css or xpath",
-		"follow[6].kind: \"link\": want url or id",
+		"follow[6].kind: unknown value \"link\" (want url or id)",
 		"follow[7].css: \":scope\"",
 	}
 	var errs []error

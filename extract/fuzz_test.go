@@ -13,7 +13,7 @@ import (
 // fuzzRules is a rule of each kind of field and each, every type, kept
 // invalid records and all.
 var fuzzRules = []Rule{
-	{Name: "html", OnInvalid: OnInvalidKeep, Fields: []Field{
+	{Name: "html", Match: ".", OnInvalid: OnInvalidKeep, Fields: []Field{
 		{Name: "title", CSS: "title, h1"},
 		{Name: "price", CSS: ".price", Type: record.Float},
 		{Name: "count", XPath: "count(//a)", Type: record.Int},
@@ -23,7 +23,7 @@ var fuzzRules = []Rule{
 		{Name: "n", Regex: `n=(?<value>[^&"]+)`, Type: record.Int},
 		{Name: "main", Text: TextMain},
 	}},
-	{Name: "items", OnInvalid: OnInvalidKeep, Each: Selector{CSS: "li"}, Fields: []Field{
+	{Name: "items", Match: ".", OnInvalid: OnInvalidKeep, Each: Selector{CSS: "li"}, Fields: []Field{
 		{Name: "self", CSS: ":scope", Attr: "data-id", Type: record.Int},
 		{Name: "a", XPath: ".//a/@href", Type: record.URL},
 		{Name: "text", Regex: `>([^<]*)<`, All: true},

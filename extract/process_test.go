@@ -36,7 +36,7 @@ func TestProcessSteps(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.f.Name = "f"
 			if tc.want == nil { // an empty step is refused at Compile
-				if _, err := Compile([]Rule{{Name: "r", Fields: []Field{tc.f}}}, Options{}); err == nil {
+				if _, err := Compile([]Rule{{Name: "r", Match: ".", Fields: []Field{tc.f}}}, Options{}); err == nil {
 					t.Fatal("Compile accepted an empty step")
 				}
 				return

@@ -19,8 +19,8 @@ import (
 // Rule is one `extract:` rule: a table of fields taken from the pages whose
 // URL matches.
 type Rule struct {
-	Name      string   // the rule's table name; record.ValidName
-	Match     string   // URL regex, like the other rules (empty = every page)
+	Name      string   // the rule's table name; record.ValidName and record.CheckSchema
+	Match     string   // required: a regex of the item keys (URLs or IDs), like the other rules; "." for every page
 	Each      Selector // optional: one record per element it yields
 	Fields    []Field
 	OnInvalid string // OnInvalidFail (default), OnInvalidSkip, OnInvalidKeep
@@ -41,7 +41,7 @@ type Selector struct{ CSS, XPath, JSON string }
 type Field struct {
 	Name     string // record.ValidName, not a reserved column, unique in its rule
 	CSS      string // exactly one of CSS, XPath, JSON, Regex, Text
-	Attr     string // with CSS or XPath: the attribute to read; default the element's text
+	Attr     string // with CSS or XPath: the attribute of the elements selected; default their text
 	XPath    string
 	JSON     string // a jq expression (gojq)
 	Regex    string // group "value", else the first group, else the whole match
@@ -162,7 +162,7 @@ var keys = [...]string{kindCSS: "css", kindXPath: "xpath", kindJSON: "json", kin
 
 type rule struct {
 	name      string
-	match     *rx // nil: every page
+	match     *rx
 	each      *sel
 	fields    []*field
 	onInvalid string
@@ -196,8 +196,9 @@ type field struct {
 	gather   bool // every value found goes to the steps (a join or count), not the first only
 }
 
-// Compile checks and compiles rules. It reports every problem at once: an
-// errors.Join of *Error.
+// Compile checks and compiles rules: it is the one definition of a valid
+// rule, which the config's validation reports at its keys. It reports
+// every problem at once: an errors.Join of *Error.
 func Compile(rules []Rule, opt Options) (*Extractor, error) {
 	e := &Extractor{opt: opt.withDefaults()}
 	var errs []error
@@ -207,18 +208,21 @@ func Compile(rules []Rule, opt Options) (*Extractor, error) {
 	names := map[string]int{}
 	for i, r := range rules {
 		cr := &rule{name: r.Name, onInvalid: r.OnInvalid}
-		if err := record.ValidName(r.Name); err != nil {
+		if err := checkRuleName(r.Name); err != nil {
 			bad(i, -1, "name", err)
 		} else if j, dup := names[r.Name]; dup {
-			bad(i, -1, "name", fmt.Errorf("%q is the name of rule %d already: each rule is a table of its own", r.Name, j))
+			bad(i, -1, "name", fmt.Errorf("%q is also the name of extract[%d]: each rule is a table of its own", r.Name, j))
 		} else {
 			names[r.Name] = i
 		}
-		if r.Match != "" {
-			m, err := compileRx(r.Match)
-			if err != nil {
-				bad(i, -1, "match", err)
-			}
+		if r.Match == "" {
+			// Required, as in the other rules of a crawl: a rule that ran on
+			// every page would fail the seeds and listings its required
+			// fields are not on.
+			bad(i, -1, "match", errors.New("required: a regex of the item keys (URLs or IDs) the rule applies to; '.' for every page"))
+		} else if m, err := compileRx(r.Match); err != nil {
+			bad(i, -1, "match", err)
+		} else {
 			cr.match = m
 		}
 		switch r.OnInvalid {
@@ -226,7 +230,7 @@ func Compile(rules []Rule, opt Options) (*Extractor, error) {
 			cr.onInvalid = OnInvalidFail
 		case OnInvalidFail, OnInvalidSkip, OnInvalidKeep:
 		default:
-			bad(i, -1, "on_invalid", fmt.Errorf("%q: want fail, skip or keep", r.OnInvalid))
+			bad(i, -1, "on_invalid", fmt.Errorf("unknown value %q (want fail, skip or keep)", r.OnInvalid))
 		}
 		if r.Each != (Selector{}) {
 			s, key, err := compileEach(r.Each)
@@ -236,7 +240,7 @@ func Compile(rules []Rule, opt Options) (*Extractor, error) {
 			cr.each = s
 		}
 		if len(r.Fields) == 0 {
-			bad(i, -1, "fields", errors.New("required: a rule takes at least one field"))
+			bad(i, -1, "fields", errors.New("required: a rule takes at least one field, e.g. {title: {css: h1}}"))
 		}
 		seen := map[string]int{}
 		for j, f := range r.Fields {
@@ -331,7 +335,7 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 	var errs []keyErr
 	bad := func(key string, err error) { errs = append(errs, keyErr{key, err}) }
 	if err := record.ValidName(f.Name); err != nil {
-		bad("name", err)
+		bad("name", fmt.Errorf("field %w", err))
 	} else if slices.Contains(record.ReservedColumns, f.Name) {
 		bad("name", fmt.Errorf("%q is a column every record has (%s): choose another name", f.Name, strings.Join(record.ReservedColumns, ", ")))
 	} else if who, ok := record.SystemColumns[f.Name]; ok {
@@ -342,7 +346,7 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 		cf.typ = record.String
 	}
 	if !slices.Contains(record.Types, cf.typ) {
-		bad("type", fmt.Errorf("%q is not a type: want one of %s", f.Type, typeList()))
+		bad("type", fmt.Errorf("unknown value %q (want %s)", f.Type, typeList()))
 	}
 	steps, stepErrs := compileSteps(f.Process, cf.typ, f.All)
 	cf.steps, errs = steps, append(errs, stepErrs...)
@@ -360,7 +364,11 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 	}
 	switch len(set) {
 	case 0:
-		bad("", errors.New("no selector: a field takes one of css, xpath, json, regex or text"))
+		msg := "no selector: a field takes one of css, xpath, json, regex or text"
+		if f.Attr != "" {
+			msg += " (attr names an attribute of the elements css or xpath select)"
+		}
+		bad("", errors.New(msg))
 	case 1:
 		s, err := compileSel(set[0], f.CSS, f.XPath, f.JSON, f.Regex, f.Text)
 		if err != nil {
@@ -373,7 +381,7 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 		for i, k := range set {
 			names[i] = keys[k]
 		}
-		bad(keys[set[1]], fmt.Errorf("%s: a field takes exactly one of css, xpath, json, regex or text", strings.Join(names, " and ")))
+		bad("", fmt.Errorf("%s given together: a field takes exactly one of css, xpath, json, regex or text", strings.Join(names, " and ")))
 	}
 	if len(set) == 1 {
 		k := set[0]
@@ -392,7 +400,7 @@ func compileField(f Field, each *sel) (*field, []keyErr) {
 		case f.All:
 			bad("default", errors.New("a field with all takes no default"))
 		case f.Required:
-			bad("default", errors.New("a required field with a default can never be missing: drop required or default"))
+			bad("default", errors.New("a required field with a default is never missing: drop required or default"))
 		case slices.Contains(record.Types, cf.typ):
 			v, err := Convert(cf.typ, f.Default, nil)
 			if err != nil {
@@ -430,127 +438,17 @@ func typeList() string {
 	for i, t := range record.Types {
 		s[i] = string(t)
 	}
-	return strings.Join(s, ", ")
+	return strings.Join(s[:len(s)-1], ", ") + " or " + s[len(s)-1]
 }
 
-// compileEach compiles a rule's each; key names the YAML key at fault.
-func compileEach(s Selector) (*sel, string, error) {
-	var set []kind
-	for k, v := range [...]string{kindCSS: s.CSS, kindXPath: s.XPath, kindJSON: s.JSON} {
-		if v != "" {
-			set = append(set, kind(k))
-		}
+// checkRuleName checks a rule's name as the name of a table every sink
+// can make (record.CheckSchema without fields: they are checked apart).
+func checkRuleName(name string) error {
+	if name == "" {
+		return errors.New("required: the rule's name, which names its table (e.g. product)")
 	}
-	if len(set) != 1 {
-		return nil, "each", errors.New("each takes exactly one of css, xpath or json")
+	if err := record.ValidName(name); err != nil {
+		return err
 	}
-	c, err := compileSel(set[0], s.CSS, s.XPath, s.JSON, "", "")
-	if err != nil {
-		return nil, "each." + keys[set[0]], err
-	}
-	if c.scope {
-		return nil, "each.css", errors.New(`":scope" is the element of an each, not a selector of one`)
-	}
-	return c, "", nil
-}
-
-// compileSel compiles the one expression of kind k.
-func compileSel(k kind, css, xp, jq, re, text string) (s *sel, err error) {
-	defer func() {
-		// A parser that panics on an odd expression is a config error.
-		if r := recover(); r != nil {
-			s, err = nil, fmt.Errorf("cannot compile %q: %v", css+xp+jq+re+text, r)
-		}
-	}()
-	s = &sel{kind: k}
-	switch k {
-	case kindCSS:
-		if strings.TrimSpace(css) == ":scope" {
-			s.scope = true
-			return s, nil
-		}
-		g, err := cascadia.ParseGroup(css)
-		if err != nil {
-			return nil, fmt.Errorf("invalid CSS selector %q: %v", css, err)
-		}
-		s.css = g
-	case kindXPath:
-		x, err := compileXPath(xp)
-		if err != nil {
-			return nil, fmt.Errorf("invalid XPath %q: %v", xp, err)
-		}
-		s.xpath, s.xpaths = x, &sync.Pool{}
-	case kindJSON:
-		q, err := gojq.Parse(jq)
-		if err != nil {
-			return nil, fmt.Errorf("invalid jq expression %q: %v", jq, err)
-		}
-		c, err := gojq.Compile(q, gojq.WithEnvironLoader(func() []string { return nil }))
-		if err != nil {
-			return nil, fmt.Errorf("invalid jq expression %q: %v", jq, err)
-		}
-		s.jq = c
-	case kindRegex:
-		r, err := compileRx(re)
-		if err != nil {
-			return nil, err
-		}
-		s.re = r
-	case kindText:
-		if text != TextMain {
-			return nil, fmt.Errorf("%q: the one text is %q, the page's readable main text", text, TextMain)
-		}
-	}
-	return s, nil
-}
-
-// compileXPath compiles expr whole. The XPath library stops at the end of
-// the first complete expression and ignores what follows ("//li)", "//li
-// foo"), so a typo would select something else in silence: the expression
-// must also compile in parentheses (which the parser then closes, catching
-// a stray token) and its parentheses and brackets must balance outside
-// string literals (catching a stray closer the wrapping would absorb).
-func compileXPath(expr string) (*xpath.Expr, error) {
-	x, err := xpath.Compile(expr)
-	if err != nil {
-		return nil, err
-	}
-	if err := balanced(expr); err != nil {
-		return nil, err
-	}
-	if _, err := xpath.Compile("(" + expr + ")"); err != nil {
-		return nil, fmt.Errorf("unexpected text after the expression")
-	}
-	return x, nil
-}
-
-// balanced checks the ( ) and [ ] of an XPath expression outside its
-// string literals.
-func balanced(expr string) error {
-	var stack []byte
-	for i := 0; i < len(expr); i++ {
-		switch c := expr[i]; c {
-		case '\'', '"':
-			j := strings.IndexByte(expr[i+1:], c)
-			if j < 0 {
-				return fmt.Errorf("unterminated string at byte %d", i)
-			}
-			i += j + 1
-		case '(', '[':
-			stack = append(stack, c)
-		case ')', ']':
-			open := byte('(')
-			if c == ']' {
-				open = '['
-			}
-			if len(stack) == 0 || stack[len(stack)-1] != open {
-				return fmt.Errorf("unmatched %q at byte %d", c, i)
-			}
-			stack = stack[:len(stack)-1]
-		}
-	}
-	if len(stack) > 0 {
-		return fmt.Errorf("unclosed %q", stack[len(stack)-1])
-	}
-	return nil
+	return record.CheckSchema(record.Schema{Rule: name})
 }

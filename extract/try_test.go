@@ -13,7 +13,7 @@ import (
 // field without a value has none; the field counts see every record.
 func TestTry(t *testing.T) {
 	page := `<html><body><h1>Tea</h1><p class="price">n/a</p><p class="blank"> </p></body></html>`
-	e := mustCompile(t, Rule{Name: "product", Fields: []Field{
+	e := mustCompile(t, Rule{Name: "product", Match: ".", Fields: []Field{
 		{Name: "title", CSS: "h1"},
 		{Name: "price", CSS: ".price", Type: record.Float},
 		{Name: "sku", CSS: ".sku", Required: true},
@@ -44,7 +44,7 @@ func TestTry(t *testing.T) {
 	}
 
 	// A valid page: the same Sets from both.
-	e = mustCompile(t, Rule{Name: "product", Fields: []Field{{Name: "title", CSS: "h1", Required: true}}})
+	e = mustCompile(t, Rule{Name: "product", Match: ".", Fields: []Field{{Name: "title", CSS: "h1", Required: true}}})
 	tr = e.Try(context.Background(), htmlPage(page))
 	sets, err = e.Extract(context.Background(), htmlPage(page))
 	if tr.Err != nil || err != nil || !reflect.DeepEqual(tr.Sets, sets) || len(sets) != 1 || sets[0].Records[0].Fields["title"] != "Tea" {

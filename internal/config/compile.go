@@ -44,42 +44,56 @@ func (c *Config) FollowRules() []extract.Follow {
 }
 
 // compileExtract compiles the extract rules and the follow selectors the
-// way a worker will, so that a selector, XPath or jq expression that does
-// not compile is a load error at its line, and checks the schemas the
-// sinks will make tables of. A problem already reported at the same key
-// (or above or below it) by this package's own checks is not repeated.
+// way a worker will: extract.Compile decides what a valid rule is, and each
+// of its problems is reported here at its key and line. What is the
+// config's own is checked here: the tables the SQL sinks make carry
+// records.table_prefix.
 func (c *Config) compileExtract(p *problems) {
 	if len(c.Extract) > 0 {
-		ex, err := extract.Compile(c.ExtractRules(), extract.Options{})
-		c.extractProblems(p, err, func(e *extract.Error) string {
-			path := fmt.Sprintf("extract[%d]", e.Rule)
-			if e.Field >= 0 && e.Rule < len(c.Extract) && e.Field < len(c.Extract[e.Rule].Fields) {
-				path += ".fields." + c.Extract[e.Rule].Fields[e.Field].Name
-			}
-			return path
-		})
-		if err == nil {
-			// The tables the SQL sinks make carry records.table_prefix.
-			pre := c.Records.TablePrefix
-			for i, sc := range ex.Schemas() {
-				sc.Rule = pre + sc.Rule
-				if err := record.CheckSchema(sc); err != nil && pre != "" {
+		_, err := extract.Compile(c.ExtractRules(), extract.Options{})
+		c.extractProblems(p, err, c.extractPath)
+		if pre := c.Records.TablePrefix; pre != "" {
+			for i, r := range c.Extract {
+				if record.ValidName(r.Name) != nil {
+					continue // reported as it is
+				}
+				if err := record.CheckSchema(record.Schema{Rule: pre + r.Name}); err != nil {
 					addOnce(p, fmt.Sprintf("extract[%d].name", i), "%v (records.table_prefix %s)", err, quote(pre))
-				} else if err != nil {
-					addOnce(p, fmt.Sprintf("extract[%d].name", i), "%v", err)
 				}
 			}
 		}
 	}
 	if len(c.Scraper.Follow) > 0 {
 		_, err := extract.CompileFollow(c.FollowRules(), extract.Options{})
-		c.extractProblems(p, err, func(e *extract.Error) string { return fmt.Sprintf("scraper.follow[%d]", e.Rule) })
+		c.extractProblems(p, err, func(e *extract.Error) string { return keyPath(fmt.Sprintf("scraper.follow[%d]", e.Rule), e.Key) })
 	}
 }
 
+// extractPath is the key path of a problem extract.Compile found: a
+// field's name is its key under fields, so a problem of the name is the
+// field's own.
+func (c *Config) extractPath(e *extract.Error) string {
+	path := fmt.Sprintf("extract[%d]", e.Rule)
+	if e.Field >= 0 && e.Rule < len(c.Extract) && e.Field < len(c.Extract[e.Rule].Fields) {
+		path += ".fields." + c.Extract[e.Rule].Fields[e.Field].Name
+		if e.Key == "name" {
+			return path
+		}
+	}
+	return keyPath(path, e.Key)
+}
+
+// keyPath is key under path; "" is path itself.
+func keyPath(path, key string) string {
+	if key == "" {
+		return path
+	}
+	return path + "." + key
+}
+
 // extractProblems adds each *extract.Error joined in err at the key path
-// entry gives its entry.
-func (c *Config) extractProblems(p *problems, err error, entry func(*extract.Error) string) {
+// path gives it, unless decoding reported a problem there already.
+func (c *Config) extractProblems(p *problems, err error, pathOf func(*extract.Error) string) {
 	if err == nil {
 		return
 	}
@@ -95,12 +109,23 @@ func (c *Config) extractProblems(p *problems, err error, entry func(*extract.Err
 			p.add("extract", "%v", e)
 			continue
 		}
-		path := entry(ee)
-		if ee.Key != "" {
-			path += "." + ee.Key
+		path := pathOf(ee)
+		if decoded(p, path) {
+			continue // its value is a zero: the decoding problem says why
 		}
-		addOnce(p, path, "%v", ee.Err)
+		p.add(path, "%v", ee.Err)
 	}
+}
+
+// decoded says whether decoding reported a problem at path, at a key
+// above it or at a key below it.
+func decoded(p *problems, path string) bool {
+	for seen := range p.seen {
+		if seen == path || under(path, seen) || under(seen, path) {
+			return true
+		}
+	}
+	return false
 }
 
 // addOnce adds a problem unless one is reported at path, at a key above it

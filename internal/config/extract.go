@@ -8,10 +8,10 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/distscrape/distscrape/extract"
 	"github.com/distscrape/distscrape/record"
 )
 
@@ -39,7 +39,7 @@ type Selector struct {
 type Field struct {
 	Name     string `yaml:"-"` // the key under fields
 	CSS      string `yaml:"css"`
-	Attr     string `yaml:"attr"` // css: the attribute's value instead of the element's text
+	Attr     string `yaml:"attr"` // css or xpath: the attribute's value of the elements selected instead of their text
 	XPath    string `yaml:"xpath"`
 	JSON     string `yaml:"json"`
 	Regex    string `yaml:"regex"` // over the body: the group named like the field, else the first group, else the match
@@ -91,8 +91,8 @@ type Records struct {
 }
 
 // Follow is one scraper.follow entry: exactly one selector; Attr with CSS
-// only (default href); Kind url (link crawls) or id (ID crawls), by
-// default the crawl's.
+// (default href) or XPath; Kind url (link crawls) or id (ID crawls), by
+// default the crawl's. extract.CompileFollow checks it.
 type Follow struct {
 	CSS   string `yaml:"css"`
 	XPath string `yaml:"xpath"`
@@ -121,8 +121,6 @@ const (
 
 // RequestMethods are the methods scraper.requests accepts.
 var RequestMethods = []string{"GET", "POST", "PUT", "PATCH", "DELETE"}
-
-var onInvalid = []string{"fail", "skip", "keep"}
 
 func (c *Config) applyExtractDefaults() {
 	for i := range c.Extract {
@@ -165,122 +163,12 @@ func (c *Config) applyExtractDefaults() {
 	}
 }
 
+// validateExtract checks the extract section (extract.Compile is the one
+// definition of a valid rule: compileExtract reports its problems at their
+// keys) and the records section, which is the config's own.
 func (c *Config) validateExtract(p *problems) {
-	names := map[string]int{}
-	for i, r := range c.Extract {
-		path := fmt.Sprintf("extract[%d]", i)
-		switch err := record.ValidName(r.Name); {
-		case r.Name == "":
-			p.add(path+".name", "required: the rule's name, which names its table (e.g. product)")
-		case err != nil:
-			p.add(path+".name", "%v", err)
-		default:
-			if j, dup := names[r.Name]; dup {
-				p.add(path+".name", "%s is also the name of extract[%d]: each rule has its own table", quote(r.Name), j)
-			}
-			names[r.Name] = i
-			if pre := c.Records.TablePrefix; pre != "" && record.ValidName(pre+r.Name) != nil {
-				p.add(path+".name", "%s with records.table_prefix %s is longer than 63 characters", quote(r.Name), quote(pre))
-			}
-		}
-		checkMatch(p, path, r.Match)
-		checkSelector(p, path+".each", r.Each.CSS, r.Each.XPath, r.Each.JSON, false)
-		oneOf(p, path+".on_invalid", r.OnInvalid, onInvalid...)
-		if len(r.Fields) == 0 {
-			p.add(path+".fields", "required: the fields to take, e.g. {title: {css: h1}}")
-		}
-		for _, f := range r.Fields {
-			f.validate(p, path+".fields."+f.Name)
-		}
-	}
+	c.compileExtract(p)
 	c.validateRecords(p)
-}
-
-func (f *Field) validate(p *problems, path string) {
-	if err := record.ValidName(f.Name); err != nil {
-		p.add(path, "field %v", err)
-	} else if slices.Contains(record.ReservedColumns, f.Name) {
-		p.add(path, "%s is a column every record has (%s): name the field otherwise", quote(f.Name), strings.Join(record.ReservedColumns, ", "))
-	} else if who, ok := record.SystemColumns[f.Name]; ok {
-		p.add(path, "%s is a system column of %s: name the field otherwise", quote(f.Name), who)
-	}
-	if checkSelector(p, path, f.CSS, f.XPath, f.JSON, true, f.Regex, f.Text) {
-		checkRegex(p, path+".regex", f.Regex)
-		if f.Text != "" && f.Text != "main" {
-			p.add(path+".text", "unknown value %s (want main: the page's readable main text)", quote(f.Text))
-		}
-	}
-	if f.Attr != "" && f.CSS == "" {
-		p.add(path+".attr", "applies to css only: an xpath selects an attribute itself (//img/@src)")
-	}
-	if !oneOf(p, path+".type", f.Type, typeNames()...) {
-		return
-	}
-	if f.Required && f.Default != "" {
-		p.add(path+".default", "a required field with a default is never missing: drop one of them")
-	}
-	if f.Default != "" {
-		if err := checkValue(record.Type(f.Type), f.Default); err != nil {
-			p.add(path+".default", "%s is not a %s: %v", quote(f.Default), f.Type, err)
-		}
-	}
-}
-
-func typeNames() []string {
-	out := make([]string, len(record.Types))
-	for i, t := range record.Types {
-		out[i] = string(t)
-	}
-	return out
-}
-
-// checkValue checks a default by its field's type.
-func checkValue(t record.Type, s string) error {
-	var err error
-	switch t {
-	case record.Int:
-		_, err = strconv.ParseInt(s, 10, 64)
-	case record.Float:
-		_, err = strconv.ParseFloat(s, 64)
-	case record.Bool:
-		_, err = strconv.ParseBool(s)
-	case record.Time:
-		_, err = time.Parse(time.RFC3339, s)
-	case record.URL:
-		var u *url.URL
-		if u, err = url.Parse(s); err == nil && !u.IsAbs() {
-			err = fmt.Errorf("want an absolute URL")
-		}
-	}
-	if ne, ok := err.(*strconv.NumError); ok {
-		err = ne.Err
-	}
-	return err
-}
-
-// checkSelector wants exactly one of the selectors given (css, xpath, json
-// and, for a field, regex and text); none is fine where optional.
-func checkSelector(p *problems, path, css, xpath, js string, required bool, more ...string) bool {
-	names := []string{"css", "xpath", "json", "regex", "text"}
-	var set []string
-	for i, v := range append([]string{css, xpath, js}, more...) {
-		if v != "" {
-			set = append(set, names[i])
-		}
-	}
-	want := "css, xpath or json"
-	if len(more) > 0 {
-		want = "css, xpath, json, regex or text"
-	}
-	switch {
-	case len(set) > 1:
-		p.add(path, "%s given together: want exactly one of %s", strings.Join(set, " and "), want)
-		return false
-	case len(set) == 0 && required:
-		p.add(path, "no selector: want one of %s", want)
-		return false
-	}
-	return true
 }
 
 var (
@@ -382,20 +270,17 @@ func checkMySQLURL(p *problems, u *url.URL) {
 	}
 }
 
+// validateFollow checks what of scraper.follow is about the crawl: an
+// entry's kind against scraper.kind (extract.CompileFollow checks the
+// rest, in compileExtract).
 func (s *Scraper) validateFollow(p *problems) {
 	for i, f := range s.Follow {
-		path := fmt.Sprintf("scraper.follow[%d]", i)
-		checkSelector(p, path, f.CSS, f.XPath, f.JSON, true)
-		if f.Attr != "" && f.CSS == "" {
-			p.add(path+".attr", "applies to css only: an xpath selects an attribute itself (//a/@href), a json path a value")
-		}
-		if oneOf(p, path+".kind", f.Kind, "url", "id") {
-			switch {
-			case f.Kind == "id" && s.Kind != "id":
-				p.add(path+".kind", "id needs scraper.kind id: the items of a link crawl are URLs")
-			case f.Kind == "url" && s.Kind == "id":
-				p.add(path+".kind", "url needs scraper.kind link: the items of an ID crawl are IDs")
-			}
+		path := fmt.Sprintf("scraper.follow[%d].kind", i)
+		switch {
+		case f.Kind == extract.KindID && s.Kind != "id":
+			p.add(path, "id needs scraper.kind id: the items of a link crawl are URLs")
+		case f.Kind == extract.KindURL && s.Kind == "id":
+			p.add(path, "url needs scraper.kind link: the items of an ID crawl are IDs")
 		}
 	}
 }

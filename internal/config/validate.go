@@ -40,7 +40,6 @@ func (c *Config) validate(p *problems) {
 	c.Fetch.validate(p)
 	c.Saver.validate(p)
 	c.validateExtract(p)
-	c.compileExtract(p)
 	c.validateRender(p)
 	c.validateNotify(p)
 	if c.Limits.MaxPages < 0 {
