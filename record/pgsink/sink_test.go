@@ -11,6 +11,7 @@ import (
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/recordtest"
+	"github.com/jackc/pgx/v5"
 )
 
 func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
@@ -57,4 +58,18 @@ func BenchmarkSinkPostgres(b *testing.B) {
 			recordtest.Bench(b, s)
 		})
 	}
+}
+
+// TestDroppedTable: a table dropped while the sink runs is made again.
+func TestDroppedTable(t *testing.T) {
+	recordtest.DroppedTable(t, store, func(t *testing.T, url, table string) {
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `DROP TABLE "`+table+`"`); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
