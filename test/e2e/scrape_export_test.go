@@ -61,7 +61,7 @@ func TestExportKinds(t *testing.T) {
 	cfg := writeYAML(t, dir, "crawl: shop", "tracker: {kind: memory, max_attempts: 2, backoff: {base: 10ms, max: 20ms}}",
 		shopScraper(site), "fetch: {concurrency: 8, timeout: 10s}", "saver: {kind: warc, dir: out/warc}", shopRules,
 		"records: {kind: sqlite, path: out/crawl.db}")
-	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != 0 {
+	if r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress"); r.Code != exitDeadLetters { // the captchas
 		t.Fatalf("crawl: %s", r)
 	}
 	crawled := sqliteSets(t, filepath.Join(dir, "out", "crawl.db"))
@@ -201,7 +201,7 @@ func TestCrawlIntoFiles(t *testing.T) {
 				shopScraper(site), "fetch: {concurrency: 8, timeout: 10s}", "saver: {kind: none}", shopRules,
 				fmt.Sprintf("records: {kind: %s, dir: out/records}", kind))
 			r := (testbin.Cmd{Dir: dir}).Run(t, runTimeout, "crawl", "-c", cfg, "--id", "w", "--no-progress")
-			if r.Code != 0 {
+			if r.Code != exitDeadLetters { // the shop's captchas
 				t.Fatalf("crawl: %s", r)
 			}
 			want := fmt.Sprintf("product %d (%d invalid)", len(site.ProductURLs()), len(site.CaptchaURLs()))
