@@ -150,7 +150,11 @@ func (s *Session) Fetch(ctx context.Context, req *http.Request) (*fetch.Response
 	if unreached {
 		// The last login could not reach the site: log in before the page.
 		if err := s.relogin(ctx, gen); err != nil {
-			return nil, fetch.Retry("login failed", 0, err)
+			reason := "login failed"
+			if errors.Is(err, ErrUnreachable) {
+				reason = "login unreachable"
+			}
+			return nil, fetch.Retry(reason, 0, err)
 		}
 		s.mu.Lock()
 		gen = s.gen
