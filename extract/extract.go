@@ -279,7 +279,7 @@ func (e *Extractor) record(pg *page, ri, idx int, row []found, main found) (reco
 		list := make([]any, 0, len(vals))
 		for _, s := range vals {
 			if f.keep {
-				list = append(list, s)
+				list = append(list, text(s)) // untrimmed, but text a sink stores
 				continue
 			}
 			v, err := Convert(f.typ, s, pg.base)

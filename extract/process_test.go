@@ -48,3 +48,35 @@ func TestProcessSteps(t *testing.T) {
 		})
 	}
 }
+
+// TestTextAndWhiteSpace: what docs/config.md "Text and white space" says
+// a field's string is, by kind.
+func TestTextAndWhiteSpace(t *testing.T) {
+	p := htmlPage("<html><body><ul class=\"l\"><li>a</li><li>b</li></ul><p class=\"n\"><b>4</b>2</p>" +
+		"<p class=\"s\"><span>a</span><span>b</span></p><div class=\"w\">\n one\u00a0\t two <script>x()</script><!-- c --></div>" +
+		"<p class=\"t\" title=\" in\n side \">  first\n  second  </p><p class=\"z\">K=\x00v</p></body></html>")
+	for _, tc := range []struct {
+		name string
+		f    Field
+		want any
+	}{
+		{"block elements apart", Field{CSS: ".l"}, "a b"},
+		{"inline elements joined", Field{CSS: ".n"}, "42"},
+		{"spans joined", Field{CSS: ".s"}, "ab"},
+		{"runs of white space, script and comment out", Field{CSS: ".w"}, "one two"},
+		{"xpath element collapsed", Field{XPath: `//p[@class="t"]`}, "first second"},
+		{"xpath text node trimmed, inside kept", Field{XPath: `//p[@class="t"]/text()`}, "first\n  second"},
+		{"attribute trimmed, inside kept", Field{CSS: ".t", Attr: "title"}, "in\n side"},
+		{"attribute kept whole", Field{CSS: ".t", Attr: "title", KeepSpaces: true}, " in\n side "},
+		{"int trimmed", Field{CSS: ".n", Type: record.Int}, int64(42)},
+		{"NUL kept whole still replaced", Field{Regex: `K=(.*?)</p>`, KeepSpaces: true}, "\ufffdv"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.f.Name = "f"
+			got, ok := one(t, p, tc.f)
+			if !ok || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("got %#v (found %v), want %#v", got, ok, tc.want)
+			}
+		})
+	}
+}

@@ -16,6 +16,15 @@ import (
 // DefaultProxyCheckTimeout bounds the check of one proxy.
 const DefaultProxyCheckTimeout = 10 * time.Second
 
+// ErrCheckTargetDown is CheckProxies' error when no proxy passed and the
+// proxies that answered said they could not reach the target: the site is
+// down, not the proxies, and those are kept.
+var ErrCheckTargetDown = errors.New("fetch: proxies answer, but none reached the check target")
+
+// errTargetDown marks a proxy's 502, 503 or 504: it could not reach the
+// target.
+var errTargetDown = errors.New("the proxy could not reach it")
+
 // CheckProxies checks every proxy at once, each within timeout (0:
 // DefaultProxyCheckTimeout): a TCP connect to the proxy, then, when
 // target is set, a GET of target through it (a CONNECT first for an
@@ -23,9 +32,11 @@ const DefaultProxyCheckTimeout = 10 * time.Second
 // the target passes, and a 407 (the proxy wants credentials) or a
 // 502/503/504 (the proxy cannot reach the target) fails; a target the
 // client refuses (a metadata address) is not requested. A proxy that
-// fails is quarantined as after repeated failures. It returns every
-// proxy's state, and an error wrapping ErrNoProxy, naming each proxy and
-// its failure, when none passed.
+// fails is quarantined as after repeated failures, but for a 502/503/504
+// when no proxy reached the target: the target is then down, not the
+// proxy. It returns every proxy's state and, when none passed, an error
+// naming each proxy and its failure: ErrCheckTargetDown when a proxy that
+// answered is kept, else ErrNoProxy.
 func (c *Client) CheckProxies(ctx context.Context, target string, timeout time.Duration) ([]ProxyState, error) {
 	p := c.proxies
 	if p == nil {
@@ -52,12 +63,23 @@ func (c *Client) CheckProxies(ctx context.Context, target string, timeout time.D
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	passed := 0
+	for _, err := range errs {
+		if err == nil {
+			passed++
+		}
+	}
 	var dead []string
+	kept := 0
 	for i, e := range p.proxies {
 		if errs[i] == nil {
 			continue
 		}
 		dead = append(dead, fmt.Sprintf("%s: %s", e.url.Redacted(), redactErr(errs[i], e.url)))
+		if passed == 0 && errors.Is(errs[i], errTargetDown) {
+			kept++ // it answered: the target is down, not the proxy
+			continue
+		}
 		p.mu.Lock()
 		e.fails, e.until, e.lastErr = p.after-1, p.now().Add(p.period), redactErr(errs[i], e.url)
 		st := e.state()
@@ -66,7 +88,10 @@ func (c *Client) CheckProxies(ctx context.Context, target string, timeout time.D
 			p.notify(st)
 		}
 	}
-	if len(dead) == len(p.proxies) {
+	switch {
+	case passed == 0 && kept > 0:
+		return p.states(), fmt.Errorf("%w (%s)", ErrCheckTargetDown, strings.Join(dead, "; "))
+	case passed == 0:
 		return p.states(), fmt.Errorf("%w: every proxy failed its check (%s)", ErrNoProxy, strings.Join(dead, "; "))
 	}
 	return p.states(), nil
@@ -102,8 +127,10 @@ func (c *Client) checkProxy(ctx context.Context, e *proxyEntry, target string) e
 	io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	resp.Body.Close()
 	switch resp.StatusCode {
-	case http.StatusProxyAuthRequired, http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+	case http.StatusProxyAuthRequired:
 		return fmt.Errorf("get %s through it: %s", target, resp.Status)
+	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return fmt.Errorf("get %s through it: %s: %w", target, resp.Status, errTargetDown)
 	}
 	return nil
 }

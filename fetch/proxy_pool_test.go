@@ -253,12 +253,26 @@ func TestCheckProxies(t *testing.T) {
 		t.Fatalf("metadata target: %v, %d requests relayed", err, live.count.Load()-before)
 	}
 	live.kill()
+	// None passed, one answered 502: the target may be down, not the
+	// proxies; that one is kept, the others quarantined.
 	c = newClient(t, cfg)
-	_, err := c.CheckProxies(context.Background(), target.URL+"/", 5*time.Second)
+	states, err := c.CheckProxies(context.Background(), target.URL+"/", 5*time.Second)
+	if !errors.Is(err, ErrCheckTargetDown) || errors.Is(err, ErrNoProxy) || strings.Contains(err.Error(), "s3cret") {
+		t.Fatalf("none passed, one 502: %v, want ErrCheckTargetDown without the password", err)
+	}
+	for i, s := range states {
+		if quarantined := !s.Quarantined.IsZero(); quarantined != (i < 3) {
+			t.Fatalf("none passed, one 502: proxy %d (%s) quarantined=%v", i, s.URL, quarantined)
+		}
+	}
+	// Without it, every proxy is dead.
+	cfg.Proxies = cfg.Proxies[:3]
+	c = newClient(t, cfg)
+	_, err = c.CheckProxies(context.Background(), target.URL+"/", 5*time.Second)
 	if !errors.Is(err, ErrNoProxy) || strings.Contains(err.Error(), "s3cret") {
 		t.Fatalf("all dead: %v, want ErrNoProxy without the password", err)
 	}
-	for _, want := range []string{"407", "502", "connect"} {
+	for _, want := range []string{"407", "connect"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Fatalf("all dead: %v does not say %q", err, want)
 		}

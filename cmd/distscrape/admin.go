@@ -435,8 +435,14 @@ func checkCommand() *cli.Command {
 				return within("tracker", err)
 			}
 			fmt.Fprintf(os.Stdout, "tracker ok: %d items added so far\n", st.Added)
-			if _, err := openScraper(cfg, slog.Default()); err != nil {
+			sc, err := openScraper(cfg, slog.Default())
+			if err != nil {
 				return within("scraper", err)
+			}
+			if cfg.Login.Set() {
+				for _, w := range loginOffScope(cfg, sc.InScope) {
+					fmt.Fprintln(os.Stdout, "warning: "+w)
+				}
 			}
 			if err := checkSaver(ctx, cfg); err != nil {
 				return within("saver", err)

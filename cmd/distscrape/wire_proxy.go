@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -88,6 +89,12 @@ func checkProxies(ctx context.Context, cfg *config.Config, fe *fetch.Client, log
 	}
 	target := cfg.ProxyCheckTarget()
 	states, err := fe.CheckProxies(ctx, target, cfg.Fetch.ProxyCheckTimeout)
+	if errors.Is(err, fetch.ErrCheckTargetDown) {
+		// The site is down at start: its pages fail and are retried like
+		// any fetch; the proxies that answered are kept.
+		log.Warn("proxies checked: the site may be down, its pages will be retried", "err", err)
+		err = nil
+	}
 	if err != nil {
 		return fmt.Errorf("fetch.proxies: %w", err)
 	}

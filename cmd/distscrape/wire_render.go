@@ -2,10 +2,12 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strings"
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/fetch/cookies"
@@ -113,6 +115,9 @@ func openPages(cfg *config.Config, fe *fetch.Client, inScope func(*url.URL) bool
 		p.Fetcher = &render.Router{Plain: fe, Renderer: p.browser, Pick: pick}
 	}
 	if l := cfg.Login; l.Set() {
+		for _, w := range loginOffScope(cfg, inScope) {
+			log.Warn(w)
+		}
 		lc := login.Config{URL: l.URL, Fields: l.Fields, FormURL: l.FormURL, TokenField: l.TokenField,
 			PageURL: l.Page, Steps: l.RenderSteps(),
 			LoggedOut: login.LoggedOut{Status: l.LoggedOut.Status, RedirectTo: l.LoggedOut.RedirectTo, Selector: l.LoggedOut.Selector},
@@ -158,10 +163,45 @@ func renderPicker(cfg *config.Config) (func(*http.Request) (render.Rule, bool), 
 	}, nil
 }
 
-// loginFirst logs in before the first checkout, when login: is set.
+// loginFirst logs in before the first checkout, when login: is set. A
+// site that cannot be reached is no error here: the session logs it and
+// each page tries the login again, failing retryably while it is down.
 func (p *pageFetcher) loginFirst(ctx context.Context) error {
 	if p.session == nil {
 		return nil
 	}
-	return within("login", p.session.Login(ctx))
+	err := p.session.Login(ctx)
+	if errors.Is(err, login.ErrUnreachable) {
+		return nil
+	}
+	return within("login", err)
+}
+
+// loginOffScope returns a warning for each login URL outside the crawl:
+// neither in its scope nor on the host (and port) of a seed or of
+// download_url_fmt. The login's fields, a password among them, are sent
+// there. It is a warning, not an error: a site may log in on a host of
+// its own (auth.example.com). The URLs are shown redacted; no field
+// value is.
+func loginOffScope(cfg *config.Config, inScope func(*url.URL) bool) []string {
+	hosts := map[string]bool{}
+	for _, raw := range append([]string{cfg.Scraper.DownloadURLFmt}, cfg.Scraper.Seeds...) {
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			hosts[strings.ToLower(u.Host)] = true
+		}
+	}
+	l := cfg.Login
+	var out []string
+	for _, u := range []struct{ key, raw string }{{"login.url", l.URL}, {"login.form_url", l.FormURL}, {"login.page", l.Page}} {
+		if u.raw == "" {
+			continue
+		}
+		pu, err := url.Parse(u.raw)
+		if err != nil || inScope(pu) || hosts[strings.ToLower(pu.Host)] {
+			continue
+		}
+		out = append(out, fmt.Sprintf("%s %s is outside the crawl's scope and hosts: the login's fields (a password) are sent there; add its host to scraper.scope if that is meant",
+			u.key, cfg.Redactor().URL(u.raw)))
+	}
+	return out
 }

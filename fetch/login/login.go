@@ -6,10 +6,14 @@
 //
 // A login is a form POST through the worker's client (its cookie jar
 // keeps the session), optionally after a GET of the form for a CSRF
-// token, or steps in a browser (fetch/render). A login that fails is
-// fatal for the worker: Session calls Config.OnFatal once and fails every
-// page after, retryably, so the worker stops instead of saving login
-// pages. No error or log line carries a field's value or a cookie.
+// token, or steps in a browser (fetch/render). A login the site refuses
+// is fatal for the worker: Session calls Config.OnFatal once and fails
+// every page after, retryably, so the worker stops instead of saving login
+// pages. A login that cannot reach the site (a retryable fetch failure:
+// connection refused, a timeout, a 5xx) is not: each page asks for a
+// login before it is fetched and fails retryably while the site is down,
+// so the items back off like any fetch failure. No error or log line
+// carries a field's value or a cookie.
 package login
 
 import (
@@ -39,6 +43,9 @@ var (
 	// ErrLoginFailed is wrapped in the error of a login that failed, and
 	// of every page after it.
 	ErrLoginFailed = errors.New("login failed")
+	// ErrUnreachable is wrapped in the error of a login that could not
+	// reach the site; it is not fatal and the pages waiting on it retry.
+	ErrUnreachable = errors.New("login: site unreachable")
 )
 
 // Fetcher is the plain client's method (fetch.Client, manager.Fetcher).
@@ -80,11 +87,14 @@ type Session struct {
 	cfg    Config
 	redir  *url.URL
 
-	mu      sync.Mutex // held while logging in: pages wait for the session
-	gen     uint64     // logins done; a page's gen says which session it used
-	failed  error
-	logins  atomic.Int64
-	fatalMu sync.Once
+	mu     sync.Mutex // held while logging in: pages wait for the session
+	gen    uint64     // logins done; a page's gen says which session it used
+	failed error
+	// unreached: the last login could not reach the site; the next page
+	// logs in first.
+	unreached bool
+	logins    atomic.Int64
+	fatalMu   sync.Once
 }
 
 // New returns a Session fetching pages through next and logging in through
@@ -119,7 +129,9 @@ func New(next, client Fetcher, cfg Config) (*Session, error) {
 func (s *Session) Logins() int64 { return s.logins.Load() }
 
 // Login logs in now (a worker does before its first checkout). Its error
-// wraps ErrLoginFailed and is fatal: OnFatal has been called.
+// wraps ErrLoginFailed and is fatal (OnFatal has been called), or wraps
+// ErrUnreachable: the site could not be reached, and the first page
+// fetched tries again.
 func (s *Session) Login(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -130,10 +142,23 @@ func (s *Session) Login(ctx context.Context) error {
 // login and fails retryably (ErrLoggedOut).
 func (s *Session) Fetch(ctx context.Context, req *http.Request) (*fetch.Response, error) {
 	s.mu.Lock()
-	gen, failed := s.gen, s.failed
+	gen, failed, unreached := s.gen, s.failed, s.unreached
 	s.mu.Unlock()
 	if failed != nil {
 		return nil, fetch.Retry("login failed", 0, failed)
+	}
+	if unreached {
+		// The last login could not reach the site: log in before the page.
+		if err := s.relogin(ctx, gen); err != nil {
+			reason := "login failed"
+			if errors.Is(err, ErrUnreachable) {
+				reason = "login unreachable"
+			}
+			return nil, fetch.Retry(reason, 0, err)
+		}
+		s.mu.Lock()
+		gen = s.gen
+		s.mu.Unlock()
 	}
 	resp, err := s.next.Fetch(ctx, req)
 	why := s.loggedOut(req, resp, err)
@@ -175,6 +200,11 @@ func (s *Session) loginLocked(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return fmt.Errorf("%w: %w", ErrLoginFailed, ctx.Err()) // a stop, not the site's refusal
 		}
+		if unreachable(err) {
+			s.unreached = true
+			s.cfg.Logger.Warn("login: the site could not be reached; pages wait and retry", "err", err)
+			return fmt.Errorf("%w: %w", ErrUnreachable, err)
+		}
 		s.failed = fmt.Errorf("%w: %w", ErrLoginFailed, err)
 		s.fatalMu.Do(func() {
 			if s.cfg.OnFatal != nil {
@@ -184,9 +214,18 @@ func (s *Session) loginLocked(ctx context.Context) error {
 		return s.failed
 	}
 	s.gen++
+	s.unreached = false
 	s.logins.Add(1)
 	s.cfg.Logger.Info("logged in", "login", s.logins.Load())
 	return nil
+}
+
+// unreachable reports whether a login's error is a fetch failure worth
+// retrying (the network, a timeout, a 5xx, robots.txt unreachable), not the
+// site's answer to the credentials.
+func unreachable(err error) bool {
+	var o fetch.Outcome
+	return errors.As(err, &o) && !o.Final()
 }
 
 // formLogin posts the form, with the CSRF token picked up first.
@@ -242,6 +281,19 @@ func (s *Session) browserLogin(ctx context.Context) error {
 	p, err := s.cfg.Renderer.Render(ctx, req, render.Rule{Steps: s.cfg.Steps})
 	if err != nil {
 		return fmt.Errorf("browser login at %s: %w", req.URL.Redacted(), err)
+	}
+	// A submit the site answered with an error status was not followed:
+	// the tab still shows the form as filled in, which may carry no
+	// logged-out sign, so the answer itself decides.
+	for _, n := range p.Navigations {
+		if n.Followed || n.Status < 400 {
+			continue
+		}
+		err := fmt.Errorf("browser login at %s: the site refused the submit: %s %s answered %d", req.URL.Redacted(), n.Method, n.URL, n.Status)
+		if n.Status >= 500 || n.Status == http.StatusTooManyRequests {
+			return fetch.Retry("login", 0, err)
+		}
+		return err
 	}
 	if why := s.loggedOut(req, p.Response, nil); why != "" {
 		return fmt.Errorf("browser login at %s: the page still shows a logged-out page (%s)", req.URL.Redacted(), why)

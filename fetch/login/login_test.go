@@ -3,6 +3,7 @@ package login_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -191,3 +192,37 @@ func TestLoggedOutSigns(t *testing.T) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// TestLoginUnreachable: a login URL that refuses connections is no
+// refused login: Login wraps ErrUnreachable and not ErrLoginFailed,
+// OnFatal is not called, and a page asks for the login again first,
+// failing retryably while it cannot be made.
+func TestLoginUnreachable(t *testing.T) {
+	b := setup(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + fixturesite.LoginPath
+	ln.Close()
+	cfg := b.form()
+	cfg.URL, cfg.TokenField = closed, ""
+	s := b.session(t, cfg)
+	err = s.Login(context.Background())
+	if !errors.Is(err, login.ErrUnreachable) || errors.Is(err, login.ErrLoginFailed) {
+		t.Fatalf("Login: %v, want ErrUnreachable only", err)
+	}
+	_, perr := get(t, s, b.site.URL()+fixturesite.MembersPath+"1")
+	var o fetch.Outcome
+	if !errors.Is(perr, login.ErrUnreachable) || !errors.As(perr, &o) || o.Final() {
+		t.Errorf("page while the login cannot be made: %v, want a retryable ErrUnreachable", perr)
+	}
+	if b.site.Requests(fixturesite.MembersPath+"1") > 0 {
+		t.Error("the page was fetched without a login")
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if len(b.fatal) != 0 {
+		t.Errorf("OnFatal called %d times, want 0", len(b.fatal))
+	}
+}

@@ -35,7 +35,10 @@ var addedReserved = map[string]bool{"change": true, "changes": true}
 // recorded (stored, which it updates): a new rule gets its table and
 // versions table, unless a table of that name was not made by distscrape;
 // a new field gets a column in both; a field whose type changed is refused
-// (record.ErrSchema, NewFields). Fields are recorded in FieldsTable.
+// (record.ErrSchema, NewFields). Fields are recorded in FieldsTable. A
+// recorded rule whose table or versions table is gone (dropped while a
+// crawl ran) gets it made again with its recorded fields, so a sink
+// whose write met a missing table can migrate and write again.
 func (d Dialect) Migrate(ctx context.Context, stored map[string][]record.Field, schemas []record.Schema) error {
 	for _, sc := range schemas {
 		table, versions := Quote(sc.Rule), Quote(VersionsTable(sc.Rule))
@@ -44,6 +47,8 @@ func (d Dialect) Migrate(ctx context.Context, stored map[string][]record.Field, 
 			if err := d.create(ctx, sc); err != nil {
 				return err
 			}
+		} else if err := d.restore(ctx, record.Schema{Rule: sc.Rule, Fields: old}); err != nil {
+			return err
 		}
 		if known {
 			if err := d.addReserved(ctx, sc.Rule); err != nil {
@@ -108,6 +113,16 @@ func (d Dialect) create(ctx context.Context, sc record.Schema) error {
 		return fmt.Errorf("%w: rule %s: a table %s is in the database and was not made by distscrape (not in %s): rename the rule or the table",
 			record.ErrSchema, sc.Rule, sc.Rule, RulesTable)
 	}
+	for _, ddl := range d.tables(sc) {
+		if err := d.Exec(ctx, ddl); err != nil {
+			return fmt.Errorf("rule %s: %w", sc.Rule, err)
+		}
+	}
+	return d.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (rule) VALUES (%s)`, RulesTable, d.Mark(1)), sc.Rule)
+}
+
+// tables is the DDL of sc's table and versions table, in that order.
+func (d Dialect) tables(sc record.Schema) [2]string {
 	cols := make([]string, 0, len(d.Reserved)+len(sc.Fields))
 	for _, c := range d.Reserved {
 		cols = append(cols, Quote(c[0])+" "+c[1])
@@ -115,14 +130,28 @@ func (d Dialect) create(ctx context.Context, sc record.Schema) error {
 	for _, f := range sc.Fields {
 		cols = append(cols, Quote(f.Name)+" "+d.ColumnType(f))
 	}
-	for _, ddl := range []string{
+	return [2]string{
 		fmt.Sprintf(`CREATE TABLE %s (%s, PRIMARY KEY (crawl, key, idx))`, Quote(sc.Rule), strings.Join(cols, ", ")),
 		fmt.Sprintf(`CREATE TABLE %s (version %s NOT NULL, %s, PRIMARY KEY (crawl, key, version, idx))`,
 			Quote(VersionsTable(sc.Rule)), d.Integer, strings.Join(cols, ", ")),
-	} {
-		if err := d.Exec(ctx, ddl); err != nil {
-			return fmt.Errorf("rule %s: %w", sc.Rule, err)
+	}
+}
+
+// restore makes again whichever of a recorded rule's two tables is gone,
+// with the fields recorded for it.
+func (d Dialect) restore(ctx context.Context, sc record.Schema) error {
+	ddl := d.tables(sc)
+	for i, name := range []string{sc.Rule, VersionsTable(sc.Rule)} {
+		n, err := d.Tables(ctx, name)
+		if err != nil {
+			return err
+		}
+		if n > 0 {
+			continue
+		}
+		if err := d.Exec(ctx, ddl[i]); err != nil {
+			return fmt.Errorf("rule %s: make %s again: %w", sc.Rule, name, err)
 		}
 	}
-	return d.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (rule) VALUES (%s)`, RulesTable, d.Mark(1)), sc.Rule)
+	return nil
 }

@@ -9,6 +9,12 @@
 // rows (set_size), so a Set a killed writer left half written is ignored.
 // A sink never appends to a file it did not make: it starts the files of a
 // new sequence number after the highest of its crawl and worker.
+//
+// A write that fails for want of space (ENOSPC, EDQUOT, EFBIG) leaves the
+// files as they were (torn tails cut off) and open: no new files are made
+// for rows that cannot be written, and Flush's error wraps
+// record.ErrUnavailable so the pages wait, the queued rows kept; Discard
+// drops those of pages given back.
 package csvsink
 
 import (
@@ -21,6 +27,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
@@ -60,18 +67,30 @@ type Sink struct {
 
 	fileMu sync.Mutex // serializes the writes and the fields below
 	files  map[string]*os.File
-	seq    int   // the sequence number of the files open, or of the last
-	open   bool  // the schema file of seq is written
-	bytes  int64 // the largest file's size
+	sizes  map[string]int64 // each open file's size after its last good write
+	seq    int              // the sequence number of the files open, or of the last
+	open   bool             // the schema file of seq is written
+	bytes  int64            // the largest file's size
 	dirty  map[string]bool
 }
 
 type buffer struct {
-	b bytes.Buffer
-	w *csv.Writer
+	b     bytes.Buffer
+	w     *csv.Writer
+	marks []mark // the key of each Set's rows in b, in order
 }
 
-var _ record.Sink = (*Sink)(nil)
+// mark says that a buffer's bytes up to end (from the previous mark's end)
+// are rows of a Set of key.
+type mark struct {
+	key string
+	end int
+}
+
+var (
+	_ record.Sink      = (*Sink)(nil)
+	_ record.Discarder = (*Sink)(nil)
+)
 
 // New returns a sink writing opt.Crawl's records to cfg.Dir in files named
 // after opt.Crawl and opt.Worker (both required).
@@ -106,7 +125,8 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("csvsink: reading what the directory holds: %w", err)
 	}
-	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, changes: changes, pending: map[string]*buffer{}, files: map[string]*os.File{}, dirty: map[string]bool{}}
+	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, changes: changes, pending: map[string]*buffer{},
+		files: map[string]*os.File{}, sizes: map[string]int64{}, dirty: map[string]bool{}}
 	for _, e := range entries {
 		for _, x := range []string{ext, ".json"} {
 			if _, c, w, seq, ok := recordcodec.ParseRowFileName(e.Name(), x); ok && c == opt.Crawl && w == opt.Worker && seq > s.seq {
@@ -156,6 +176,9 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 		db.b.Truncate(dn)
 	} else {
 		commit()
+		for _, b := range []*buffer{rb, db} {
+			b.marks = append(b.marks, mark{key: set.Key, end: b.b.Len()})
+		}
 	}
 	s.size += rb.b.Len() - rn + db.b.Len() - dn
 	big := s.size >= writeOutBytes
@@ -164,9 +187,37 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 		return fmt.Errorf("csvsink: %w", err)
 	}
 	if big {
-		return s.write(false)
+		// A write that fails keeps the rows queued: Flush reports it.
+		_ = s.write(false)
 	}
 	return nil
+}
+
+// Discard drops the queued rows of keys (record.Discarder): those of
+// pages given back after a Flush failed with record.ErrUnavailable.
+func (s *Sink) Discard(keys []string) {
+	drop := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		drop[k] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.size = 0
+	for _, b := range s.pending {
+		old := bytes.Clone(b.b.Bytes())
+		b.b.Reset()
+		var marks []mark
+		start := 0
+		for _, m := range b.marks {
+			if !drop[m.key] {
+				b.b.Write(old[start:m.end])
+				marks = append(marks, mark{key: m.key, end: b.b.Len()})
+			}
+			start = m.end
+		}
+		b.marks = marks
+		s.size += b.b.Len()
+	}
 }
 
 // Flush writes the queued rows and fsyncs the files written.
@@ -200,25 +251,31 @@ func (s *Sink) Close(ctx context.Context) error {
 
 // write writes the queued rows to the files, rotating first when one is
 // full, and fsyncs them if sync. On an error the rows go back to the front
-// of the queue and the files are left (a tail may be torn): the next write
-// starts new files.
+// of the queue. For want of space the files are cut back to their sizes
+// before the write and kept (the error wraps record.ErrUnavailable);
+// otherwise, or when a cut fails, they are left (a tail may be torn) and
+// the next write starts new files.
 func (s *Sink) write(sync bool) error {
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()
 	s.mu.Lock()
 	bufs := make(map[string][]byte, len(s.pending))
+	marks := make(map[string][]mark, len(s.pending))
 	for k, b := range s.pending {
 		if b.b.Len() > 0 {
-			bufs[k] = bytes.Clone(b.b.Bytes())
+			bufs[k], marks[k] = bytes.Clone(b.b.Bytes()), b.marks
 			b.b.Reset()
+			b.marks = nil
 		}
 	}
 	s.size = 0
 	s.mu.Unlock()
 	err := s.writeLocked(bufs, sync)
 	if err != nil {
-		s.closeFiles()
-		s.open = false
+		if !noSpace(err) || !s.cutBack() {
+			s.closeFiles()
+			s.open = false
+		}
 		s.mu.Lock()
 		for k, data := range bufs {
 			b := s.buf(k)
@@ -226,12 +283,41 @@ func (s *Sink) write(sync bool) error {
 			b.b.Reset()
 			b.b.Write(data)
 			b.b.Write(rest)
+			for _, m := range b.marks {
+				marks[k] = append(marks[k], mark{key: m.key, end: m.end + len(data)})
+			}
+			b.marks = marks[k]
 			s.size += b.b.Len()
 		}
 		s.mu.Unlock()
+		if noSpace(err) {
+			return fmt.Errorf("csvsink: %w: %w", record.ErrUnavailable, err)
+		}
 		return fmt.Errorf("csvsink: %w", err)
 	}
+	for k := range s.files {
+		if st, serr := s.files[k].Stat(); serr == nil {
+			s.sizes[k] = st.Size()
+		}
+	}
 	return nil
+}
+
+// noSpace reports whether err says the disk, a quota or a file size limit
+// is full: a wait may cure it, new files will not.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
+}
+
+// cutBack truncates each open file to its size after the last good write
+// (a file made by the failed write, to its header); false if one fails.
+func (s *Sink) cutBack() bool {
+	for k, f := range s.files {
+		if err := f.Truncate(s.sizes[k]); err != nil {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Sink) writeLocked(bufs map[string][]byte, sync bool) error {
@@ -291,9 +377,11 @@ func (s *Sink) create(k string) (*os.File, error) {
 	w.Flush()
 	if _, err := f.Write(b.Bytes()); err != nil {
 		f.Close()
+		_ = os.Remove(path) // no header: a full disk must not leave empty files
 		return nil, err
 	}
 	s.files[k] = f
+	s.sizes[k] = int64(b.Len())
 	s.dirty[k] = true
 	return f, nil
 }
@@ -349,6 +437,7 @@ func (s *Sink) closeFiles() error {
 		}
 		errs = append(errs, f.Close())
 		delete(s.files, k)
+		delete(s.sizes, k)
 	}
 	return errors.Join(errs...)
 }

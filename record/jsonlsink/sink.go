@@ -2,6 +2,12 @@
 // worker in a directory, a line per Set (or per record), rotated by size, durable on Flush
 // (the file and, when a file is made, the directory fsynced).
 //
+// A write that fails for want of space (ENOSPC, EDQUOT, EFBIG) leaves the
+// file as it was (its torn tail cut off) and open: no new file is made for
+// lines that cannot be written, and Flush's error wraps
+// record.ErrUnavailable so the pages wait, the queued lines kept; Discard
+// drops those of pages given back.
+//
 // Replacement is a log's: a reader keeps, per (key, rule), the last Set
 // written, even an empty one. A sink never appends to a file it did not
 // make: it starts a new file after the highest of its crawl and worker, so
@@ -17,6 +23,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
@@ -57,6 +64,7 @@ type Sink struct {
 
 	mu      sync.Mutex // guards the fields below
 	pending []byte     // lines put and not yet written
+	marks   []mark     // the key of each Set's lines in pending, in order
 	lastAt  time.Time  // the "at" of the last line, kept monotonic
 	closed  bool
 
@@ -67,7 +75,17 @@ type Sink struct {
 	dirty  bool // bytes written to f and not yet fsynced
 }
 
-var _ record.Sink = (*Sink)(nil)
+var (
+	_ record.Sink      = (*Sink)(nil)
+	_ record.Discarder = (*Sink)(nil)
+)
+
+// mark says that pending's bytes up to end (from the previous mark's end)
+// are the lines of one Set of key.
+type mark struct {
+	key string
+	end int
+}
 
 // New returns a sink writing opt.Crawl's records to cfg.Dir in files named
 // after opt.Crawl and opt.Worker (both required).
@@ -145,6 +163,7 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	if s.pending, err = encode(s.pending, s.opt.Crawl, sc, at, set); err == nil {
 		s.lastAt = at
 		commit()
+		s.marks = append(s.marks, mark{key: set.Key, end: len(s.pending)})
 	} else {
 		s.pending = s.pending[:n]
 	}
@@ -154,9 +173,32 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 		return fmt.Errorf("jsonlsink: %w", err)
 	}
 	if big {
-		return s.write(false)
+		// A write that fails keeps the lines queued: Flush reports it.
+		_ = s.write(false)
 	}
 	return nil
+}
+
+// Discard drops the queued lines of keys (record.Discarder): those of
+// pages given back after a Flush failed with record.ErrUnavailable.
+func (s *Sink) Discard(keys []string) {
+	drop := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		drop[k] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []byte
+	var marks []mark
+	start := 0
+	for _, m := range s.marks {
+		if !drop[m.key] {
+			out = append(out, s.pending[start:m.end]...)
+			marks = append(marks, mark{key: m.key, end: len(out)})
+		}
+		start = m.end
+	}
+	s.pending, s.marks = out, marks
 }
 
 // Flush writes the queued lines and fsyncs the file.
@@ -193,27 +235,37 @@ func (s *Sink) Close(ctx context.Context) error {
 
 // write writes the queued lines to the file, rotating first when it is
 // full, and fsyncs it if sync. On an error the lines go back to the front
-// of the queue and the file is left (its tail may be torn): the next write
-// starts a new file.
+// of the queue. The file is cut back to its size before the write and
+// kept, or, when that fails, left (its tail may be torn) for a new file
+// at the next write. An error for want of space wraps
+// record.ErrUnavailable.
 func (s *Sink) write(sync bool) error {
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()
 	s.mu.Lock()
-	buf := s.pending
-	s.pending = nil
+	buf, marks := s.pending, s.marks
+	s.pending, s.marks = nil, nil
 	s.mu.Unlock()
 	err := s.writeLocked(buf, sync)
 	if err != nil {
-		if s.f != nil {
-			s.f.Close()
-			s.f = nil
-		}
 		s.mu.Lock()
-		s.pending = append(buf, s.pending...)
+		for _, m := range s.marks {
+			marks = append(marks, mark{key: m.key, end: m.end + len(buf)})
+		}
+		s.pending, s.marks = append(buf, s.pending...), marks
 		s.mu.Unlock()
+		if noSpace(err) {
+			return fmt.Errorf("jsonlsink: %w: %w", record.ErrUnavailable, err)
+		}
 		return fmt.Errorf("jsonlsink: %w", err)
 	}
 	return nil
+}
+
+// noSpace reports whether err says the disk, a quota or a file size limit
+// is full: a wait may cure it, a new file will not.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
 }
 
 func (s *Sink) writeLocked(buf []byte, sync bool) error {
@@ -223,15 +275,24 @@ func (s *Sink) writeLocked(buf []byte, sync bool) error {
 				return err
 			}
 		}
+		before := s.size
 		n, err := s.f.Write(buf)
 		s.size += int64(n)
 		s.dirty = true
 		if err != nil {
+			if terr := s.f.Truncate(before); terr != nil {
+				s.f.Close()
+				s.f = nil
+			} else {
+				s.size = before
+			}
 			return err
 		}
 	}
 	if sync && s.dirty && s.f != nil {
 		if err := s.f.Sync(); err != nil {
+			s.f.Close() // what it holds is unknown after a failed fsync: a new file
+			s.f = nil
 			return err
 		}
 		s.dirty = false
@@ -267,16 +328,18 @@ func (s *Sink) rotate() error {
 		if err != nil {
 			return err
 		}
-		if _, err := f.Write(hdr); err != nil {
-			f.Close()
-			return err
+		// A file whose header cannot be made durable is removed: a full
+		// disk must not fill the directory with empty files.
+		_, err = f.Write(hdr)
+		if err == nil {
+			err = f.Sync()
 		}
-		if err := f.Sync(); err != nil {
-			f.Close()
-			return err
+		if err == nil {
+			err = syncDir(s.cfg.Dir)
 		}
-		if err := syncDir(s.cfg.Dir); err != nil {
+		if err != nil {
 			f.Close()
+			_ = os.Remove(path)
 			return err
 		}
 		s.f, s.size = f, int64(len(hdr))

@@ -277,3 +277,44 @@ func BenchmarkSinkRevisit(b *testing.B) {
 	defer s.Close(context.Background())
 	recordtest.BenchRevisit(b, s)
 }
+
+// TestDiscard: the queued lines of the keys given back are dropped, in
+// both shapes, the others written; what was already written stays.
+func TestDiscard(t *testing.T) {
+	ctx := context.Background()
+	for _, shape := range []string{jsonlsink.ShapePage, jsonlsink.ShapeRecord} {
+		t.Run(shape, func(t *testing.T) {
+			dir := t.TempDir()
+			s, err := jsonlsink.New(ctx, jsonlsink.Config{Dir: dir, Shape: shape}, recordtest.Options(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Put(ctx, recordtest.NewSet("k0", "product", 2, 1)); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range []string{"k1", "k2", "k3", "k2"} {
+				if err := s.Put(ctx, recordtest.NewSet(k, "product", 2, 1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Discard([]string{"k2", "k0"})
+			if err := s.Close(ctx); err != nil {
+				t.Fatal(err)
+			}
+			sets, err := jsonlsink.NewReader(dir, recordtest.Crawl).Sets(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var keys []string
+			for _, st := range sets {
+				keys = append(keys, st.Key)
+			}
+			if strings.Join(keys, ",") != "k0,k1,k3" {
+				t.Errorf("keys stored %v, want k0 (written before), k1, k3", keys)
+			}
+		})
+	}
+}

@@ -142,3 +142,13 @@ func TestChangeColumnsAdded(t *testing.T) {
 		}
 	})
 }
+
+// TestDroppedTable: a table dropped while the sink runs is made again.
+func TestDroppedTable(t *testing.T) {
+	recordtest.DroppedTable(t, store, func(t *testing.T, url, table string) {
+		db := sqlDB(t, url)
+		if _, err := db.Exec("DROP TABLE `" + table + "`"); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
@@ -62,10 +63,23 @@ func marks(n int) string { return strings.TrimSuffix(strings.Repeat("?, ", n), "
 // write stores sets in one transaction, again up to twice when the server
 // picks it as a deadlock's victim (two workers replacing neighbouring
 // keys).
+// A table dropped while the crawl runs (ER_NO_SUCH_TABLE) is made again by
+// a migration and the transaction run once more, so no record is lost.
 func (s *Sink) write(ctx context.Context, sets []record.Set) error {
 	var err error
+	remade := false
 	for try := 0; try < 3; try++ {
-		if err = s.writeTx(ctx, sets); !retryable(err) {
+		err = s.writeTx(ctx, sets)
+		var me *mysql.MySQLError
+		if !remade && errors.As(err, &me) && me.Number == 1146 {
+			remade = true
+			slog.Warn("mysqlsink: a table of the records is gone; making it again", "err", err)
+			if _, merr := migrate(ctx, s.db, s.opt.Schemas); merr != nil {
+				return fmt.Errorf("%w; making it again: %w", err, merr)
+			}
+			continue
+		}
+		if !retryable(err) {
 			return err
 		}
 	}

@@ -75,3 +75,17 @@ func TestChangeColumnsAdded(t *testing.T) {
 		}
 	})
 }
+
+// TestDroppedTable: a table dropped while the sink runs is made again.
+func TestDroppedTable(t *testing.T) {
+	recordtest.DroppedTable(t, store, func(t *testing.T, url, table string) {
+		conn, err := pgx.Connect(context.Background(), url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close(context.Background())
+		if _, err := conn.Exec(context.Background(), `DROP TABLE "`+table+`"`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -3,13 +3,16 @@ package pgsink
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"time"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
 	"github.com/distscrape/distscrape/record"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // ruleSQL holds one rule's statements; $1 is the crawl, $2 the keys.
@@ -49,10 +52,26 @@ WHERE v.crawl = $1 AND v.key = m.key AND v.version <= m.last - $3`, v, v)
 	return r
 }
 
-// write stores sets in one transaction. A (rule, key) may come more than
+// write stores sets in one transaction; a table dropped while the crawl
+// runs (undefined_table, 42P01) is made again by a migration and the
+// transaction run once more, so no record is lost to it.
+func (s *Sink) write(ctx context.Context, sets []record.Set) error {
+	err := s.writeTx(ctx, sets)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42P01" {
+		return err
+	}
+	slog.Warn("pgsink: a table of the records is gone; making it again", "err", err)
+	if _, merr := migrate(ctx, s.pool, s.opt.Schemas); merr != nil {
+		return fmt.Errorf("%w; making it again: %w", err, merr)
+	}
+	return s.writeTx(ctx, sets)
+}
+
+// writeTx stores sets in one transaction. A (rule, key) may come more than
 // once: the Sets are written in rounds where each comes once, in order, so
 // that each replaces the one before (and makes it a version).
-func (s *Sink) write(ctx context.Context, sets []record.Set) error {
+func (s *Sink) writeTx(ctx context.Context, sets []record.Set) error {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return err

@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 
 	"github.com/distscrape/distscrape/internal/recordcodec"
@@ -138,7 +139,22 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error { return s.batch.P
 // Flush writes every queued Set in one transaction.
 func (s *Sink) Flush(ctx context.Context) error { return s.batch.Flush(ctx) }
 
+// write stores sets in one transaction; a table dropped while the crawl
+// runs ("no such table") is made again by a migration and the transaction
+// run once more, so no record is lost to it.
 func (s *Sink) write(ctx context.Context, sets []record.Set) error {
+	err := s.writeTx(ctx, sets)
+	if err == nil || !strings.Contains(err.Error(), "no such table") {
+		return err
+	}
+	slog.Warn("sqlitesink: a table of the records is gone; making it again", "err", err)
+	if _, merr := migrate(ctx, s.db, s.opt.Schemas); merr != nil {
+		return fmt.Errorf("%w; making it again: %w", err, merr)
+	}
+	return s.writeTx(ctx, sets)
+}
+
+func (s *Sink) writeTx(ctx context.Context, sets []record.Set) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -133,3 +133,17 @@ func TestForeignTable(t *testing.T) {
 		t.Fatalf("open over a foreign table article: %v, want ErrSchema naming it", err)
 	}
 }
+
+// TestDroppedTable: a table dropped while the sink runs is made again.
+func TestDroppedTable(t *testing.T) {
+	recordtest.DroppedTable(t, store, func(t *testing.T, path, table string) {
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		if _, err := db.Exec(`DROP TABLE "` + table + `"`); err != nil {
+			t.Fatal(err)
+		}
+	})
+}

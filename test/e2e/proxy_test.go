@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -218,5 +219,41 @@ func TestProxiesAllDeadThroughBinary(t *testing.T) {
 	}
 	if n := site.Requests("/"); n > 0 {
 		t.Errorf("the site got %d requests with every proxy dead", n)
+	}
+}
+
+// TestProxiesSiteDownAtStart: the proxies are alive but the site refuses
+// connections when the worker starts, so each proxy answers the check
+// 502. That is the site down, not every proxy dead: the worker warns,
+// quarantines none, and crawls; the site's pages are retried and end as
+// dead letters (exit 3), never "every proxy failed its check".
+func TestProxiesSiteDownAtStart(t *testing.T) {
+	site := fixturesite.Start(t, fixturesite.Options{Pages: 5})
+	rs := redistest.Start(t, redistest.Options{})
+	a, b := startFwdProxy(t), startFwdProxy(t)
+	cmd, cfg := proxyCrawl(t, site, rs, fmt.Sprintf("[%q, %q]", a.URL(), b.URL()))
+	// Without robots.txt, whose 502 would hold the host back a minute.
+	yaml, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Replace(string(yaml), "timeout: 5s,", "timeout: 5s, robots: false,", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := site.Pause(time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	r := cmd.Run(t, runTimeout, "worker", "-c", cfg, "--id", "w1", "--no-progress")
+	if r.Code != exitDeadLetters || !strings.Contains(r.Stdout+r.Stderr, "LOST to dead letters") {
+		t.Fatalf("worker: want exit 3 and the pages lost to dead letters: %s", r)
+	}
+	if strings.Contains(r.Stderr, "every proxy failed its check") || strings.Contains(r.Stderr, "proxy quarantined") {
+		t.Errorf("a site down was taken for dead proxies:\n%s", r.Stderr)
+	}
+	if !strings.Contains(r.Stderr, "none reached the check target") {
+		t.Errorf("no warning that the check target was down:\n%s", r.Stderr)
+	}
+	if strings.Contains(r.Stdout+r.Stderr, proxyPassword) {
+		t.Errorf("a proxy password is printed:\n%s", r)
 	}
 }

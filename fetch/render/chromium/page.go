@@ -156,9 +156,15 @@ func (b *Browser) renderIn(ctx context.Context, in *instance, doc *fetch.Respons
 	p := &render.Page{Response: renderedResponse(final, snap.HTML), Navigations: icp.navigations()}
 	p.Response.Hops = hops
 	for _, k := range rule.Capture {
-		data, err := capture(tab, k)
-		if err != nil {
+		data, err := b.capture(tab, k, doc.URL.Redacted())
+		if err != nil && pctx.Err() != nil {
 			return nil, withCause(pctx, fmt.Errorf("capture %s: %w", k, err))
+		}
+		if err != nil {
+			// A copy the browser cannot make costs the page its copy, not
+			// its body.
+			b.cfg.Logger.Warn("render: a copy of the page could not be made; the page is kept without it", "url", doc.URL.Redacted(), "kind", k, "err", err)
+			continue
 		}
 		p.Captures = append(p.Captures, render.Capture{Kind: k, ContentType: k.ContentType(), Data: data})
 	}
@@ -338,15 +344,48 @@ func scrollRounds(tab context.Context, icp *interceptor, rounds int) error {
 	return nil
 }
 
-// capture makes one copy of the page.
-func capture(tab context.Context, k render.Kind) ([]byte, error) {
+// MaxScreenshotHeight is the tallest screenshot made, in CSS pixels, and
+// its widest: Chromium's largest texture side. A taller page is shot from
+// its top to this height, with a warning.
+const MaxScreenshotHeight = 16384
+
+// capture makes one copy of the page at pageURL (for the log).
+func (b *Browser) capture(tab context.Context, k render.Kind, pageURL string) ([]byte, error) {
 	switch k {
 	case render.PDF:
 		return chromedp.Run(tab, chromedp.PrintToPDF(chromedp.PDFPrintBackground()))
 	case render.Screenshot:
-		return chromedp.Run(tab, chromedp.FullScreenshot(100))
+		return b.screenshot(tab, pageURL)
 	}
 	return nil, fmt.Errorf("%w %q", render.ErrKind, k)
+}
+
+// screenshot is a PNG of the whole page, clipped to MaxScreenshotHeight.
+func (b *Browser) screenshot(tab context.Context, pageURL string) ([]byte, error) {
+	return chromedp.Run(tab, func(ctx context.Context, t *chromedp.Target) ([]byte, error) {
+		m, err := cdp.Call(ctx, t, page.GetLayoutMetrics, cdp.Empty{})
+		if err != nil {
+			return nil, err
+		}
+		if m.CSSContentSize == nil {
+			return nil, errors.New("the browser gave no page size")
+		}
+		w, h := m.CSSContentSize.Width, m.CSSContentSize.Height
+		if h > MaxScreenshotHeight || w > MaxScreenshotHeight {
+			b.cfg.Logger.Warn("render: the page is too large for one screenshot; its top is shot", "url", pageURL,
+				"width", int(w), "height", int(h), "max", MaxScreenshotHeight)
+		}
+		shot, err := cdp.Call(ctx, t, page.CaptureScreenshot, page.CaptureScreenshotParams{
+			Format:                page.CaptureScreenshotFormatPng,
+			Clip:                  &page.Viewport{Width: min(w, MaxScreenshotHeight), Height: min(h, MaxScreenshotHeight), Scale: 1},
+			CaptureBeyondViewport: new(true),
+			FromSurface:           new(true),
+		})
+		if err != nil {
+			return nil, err
+		}
+		return shot.Data, nil
+	})
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -95,9 +95,19 @@ func listenMetadata(t *testing.T) *atomic.Int64 {
 	return n
 }
 
-// TestRenderHostilePageNetns runs TestRenderHostilePage again in a new
-// network namespace (unshare -n, as root) where 169.254.169.254 answers:
-// whatever leaked would be counted, and no packet can leave the machine.
+// hostileTests are the tests of what a hostile page may try (issue 33's
+// among them): TestRenderHostilePageNetns runs each again inside a
+// network namespace.
+var hostileTests = []string{
+	"TestRenderHostilePage", "TestRenderSubresourceScope",
+	"TestRenderTopFrameNavigation", "TestRenderDelayedNavigation", "TestRenderNavigationLoop",
+	"TestRenderNoDownloads", "TestRenderDialogs", "TestRenderHttpOnlyCookieHidden", "TestRenderTallPage",
+}
+
+// TestRenderHostilePageNetns runs hostileTests again in a new network
+// namespace (unshare -n, as root; its loopback brought up) where
+// 169.254.169.254 answers (TestRenderHostilePage): whatever leaked would
+// be counted, and no packet can leave the machine.
 func TestRenderHostilePageNetns(t *testing.T) {
 	browserOrSkip(t)
 	if os.Getenv(netnsEnv) != "" {
@@ -107,11 +117,18 @@ func TestRenderHostilePageNetns(t *testing.T) {
 	if err != nil || os.Geteuid() != 0 {
 		t.Skip("needs root and unshare(1) for a network namespace")
 	}
-	cmd := exec.Command(unshare, "-n", os.Args[0], "-test.run=^TestRenderHostilePage$", "-test.count=1", "-test.v")
+	run := "^(" + strings.Join(hostileTests, "|") + ")$"
+	cmd := exec.Command(unshare, "-n", "sh", "-c", `ip link set lo up && exec "$@"`, "sh",
+		os.Args[0], "-test.run="+run, "-test.count=1", "-test.v")
 	cmd.Env = append(os.Environ(), netnsEnv+"=1")
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestRenderHostilePage") {
+	if err != nil {
 		t.Fatalf("in the namespace: %v\n%s", err, out)
+	}
+	for _, name := range hostileTests {
+		if !strings.Contains(string(out), "--- PASS: "+name+" ") {
+			t.Errorf("in the namespace, %s did not pass:\n%s", name, out)
+		}
 	}
 }
 
