@@ -38,7 +38,7 @@ redis-server:
 		echo "installing redis-server with apt-get"; \
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server; }
 
-## postgresql: initdb and pg_ctl for the tests' private servers (internal/pgtest);
+## postgresql: initdb and pg_ctl for the tests' private servers (internal/testkit/pgtest);
 ## Debian keeps them in /usr/lib/postgresql/<version>/bin, not in PATH
 postgresql:
 	@command -v initdb >/dev/null 2>&1 || ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { \
@@ -46,7 +46,7 @@ postgresql:
 		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq postgresql; }
 
 ## mariadb: mariadb-install-db and mariadbd for the tests' private servers
-## (internal/mariadbtest); Debian keeps mariadbd in /usr/sbin
+## (internal/testkit/mariadbtest); Debian keeps mariadbd in /usr/sbin
 mariadb:
 	@{ command -v mariadbd || ls /usr/sbin/mariadbd; } >/dev/null 2>&1 || { \
 		echo "installing mariadb-server with apt-get"; \

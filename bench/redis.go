@@ -15,7 +15,7 @@ import (
 
 // redisServer is a private redis-server on a free port of 127.0.0.1, in
 // memory (no RDB, no AOF) with the noeviction policy the tracker requires.
-// It is the start logic of internal/redistest, which another module cannot
+// It is the start logic of internal/testkit/redistest, which another module cannot
 // import.
 type redisServer struct {
 	port int

@@ -35,7 +35,7 @@ var benchLine = regexp.MustCompile(`(?m)^Benchmark(Sink\w+/keep=\d+)(?:-\d+)?\s+
 
 // sinkFigures runs the SQLite, PostgreSQL, CSV and Parquet sinks' benchmarks o.rounds
 // times each, alternating, and prints records/s; PostgreSQL is started by the benchmark
-// itself (internal/pgtest, fsync on).
+// itself (internal/testkit/pgtest, fsync on).
 func sinkFigures(ctx context.Context, w io.Writer, o options) ([]goal, error) {
 	src, err := filepath.Abs(o.src)
 	if err != nil {

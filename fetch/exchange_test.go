@@ -6,7 +6,7 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 )
 
 func exchange(t *testing.T, c *Client, url string) (*Response, error) {

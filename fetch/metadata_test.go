@@ -7,7 +7,7 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 )
 
 // metadataSpellings is the class of ways to write a metadata address in a

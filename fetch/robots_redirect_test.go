@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 )
 
 // TestRobotsRedirectStaysOnHost: a robots.txt redirect is followed on its

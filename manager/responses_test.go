@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/fetch"
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"

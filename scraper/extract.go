@@ -15,7 +15,7 @@ const DefaultLinkRegex = `(?i)[\s"'](?:href|src)\s*=\s*(?:"([^"]*)"|'([^']*)'|([
 // scraper finds when link_regex is empty and requisites are off.
 const HrefAttrRegex = `(?i)[\s"']href\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'<>` + "`" + `]+))`
 
-// HrefLinkRegex is the simpler href-only regex that internal/config uses as
+// HrefLinkRegex is the simpler href-only regex that internal/app/config uses as
 // its default link_regex: an optional quote, then the value up to a quote,
 // space or angle bracket.
 const HrefLinkRegex = `(?i)\bhref\s*=\s*["']?([^"'\s<>]+)`

@@ -14,7 +14,7 @@ import (
 	"github.com/distscrape/distscrape/tracker"
 )
 
-// IDConfig configures the ID scraper (internal/config's scraper section).
+// IDConfig configures the ID scraper (internal/app/config's scraper section).
 type IDConfig struct {
 	IDRegex        string        // required: the first capture group, else the whole match, is an ID
 	DownloadURLFmt string        // required: URL with {id}, substituted escaped

@@ -30,7 +30,7 @@ var ErrBadItem = errors.New("scraper: bad item")
 // links anywhere).
 var ErrNoScope = errors.New("scraper: no scope")
 
-// LinkConfig configures the link scraper (internal/config's scraper and
+// LinkConfig configures the link scraper (internal/app/config's scraper and
 // scraper.scope sections). Zero fields take the defaults noted.
 type LinkConfig struct {
 	// Links is LinksParse (the default when LinkRegex is empty: HTML and

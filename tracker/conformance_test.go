@@ -8,7 +8,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 	"github.com/distscrape/distscrape/tracker/redistracker"

@@ -17,7 +17,7 @@
 // Workers (the manager) hold a Tracker; the command line's status, failed,
 // requeue and reset hold an Inspector; an engine implements both (Engine).
 // To pick an engine, call memtracker.New or redistracker.Open; only cmd/ and
-// internal/config do, everything else sees these interfaces. To write an
+// internal/app/config do, everything else sees these interfaces. To write an
 // engine, implement Engine in a package of its own that imports this one
 // (and never another engine), and run trackertest.Run on it from its tests;
 // CONTRIBUTING.md says where to register it.

@@ -15,8 +15,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/metrics"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/metrics"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/tracker"

@@ -11,8 +11,8 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/dashboard"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/dashboard"
 	"github.com/distscrape/distscrape/tracker"
 )
 

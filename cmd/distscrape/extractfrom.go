@@ -14,7 +14,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/distscrape/distscrape/extract"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"

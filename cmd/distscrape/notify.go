@@ -9,8 +9,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/notify"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/notify"
 	"github.com/distscrape/distscrape/tracker"
 )
 

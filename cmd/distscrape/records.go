@@ -15,7 +15,7 @@ import (
 
 	"github.com/distscrape/distscrape/extract"
 	"github.com/distscrape/distscrape/fetch"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/csvsink"

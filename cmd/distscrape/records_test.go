@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/dashboard"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/dashboard"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 )

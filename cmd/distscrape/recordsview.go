@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/dashboard"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/dashboard"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/tracker"

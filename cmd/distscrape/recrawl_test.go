@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/memtracker"
 	"github.com/distscrape/distscrape/tracker/trackertest"

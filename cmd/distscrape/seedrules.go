@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/tracker"
 )
 

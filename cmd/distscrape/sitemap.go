@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
 )

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/tracker"
 )

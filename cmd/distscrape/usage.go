@@ -9,7 +9,7 @@ import (
 	"github.com/urfave/cli/v2"
 	"github.com/xrash/smetrics"
 
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 )
 
 // Usage errors are one line on stderr and exit 2: a mistyped flag should

@@ -12,7 +12,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/extract"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/warcsaver"
 )

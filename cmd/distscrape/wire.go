@@ -13,7 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/fetch"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"

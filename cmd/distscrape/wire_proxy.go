@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/fetch"
-	"github.com/distscrape/distscrape/internal/config"
-	"github.com/distscrape/distscrape/internal/dashboard"
+	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/internal/app/dashboard"
 	"github.com/distscrape/distscrape/tracker"
 )
 

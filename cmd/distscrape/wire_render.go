@@ -14,7 +14,7 @@ import (
 	"github.com/distscrape/distscrape/fetch/login"
 	"github.com/distscrape/distscrape/fetch/render"
 	"github.com/distscrape/distscrape/fetch/render/chromium"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"

@@ -11,7 +11,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/distscrape/distscrape/fetch/login"
-	"github.com/distscrape/distscrape/internal/config"
+	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/mariadbtest"
+	"github.com/distscrape/distscrape/internal/testkit/mariadbtest"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/mysqlsink"
 	"github.com/distscrape/distscrape/record/recordtest"

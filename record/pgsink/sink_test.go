@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/pgtest"
+	"github.com/distscrape/distscrape/internal/testkit/pgtest"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/pgsink"
 	"github.com/distscrape/distscrape/record/recordtest"

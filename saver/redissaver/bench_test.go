@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/redissaver"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/s3test"
+	"github.com/distscrape/distscrape/internal/testkit/s3test"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/s3saver"
 )

@@ -4,7 +4,7 @@ import (
 	"sync/atomic"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/s3test"
+	"github.com/distscrape/distscrape/internal/testkit/s3test"
 	"github.com/distscrape/distscrape/saver/savertest"
 )
 

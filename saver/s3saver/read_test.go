@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
-	"github.com/distscrape/distscrape/internal/s3test"
+	"github.com/distscrape/distscrape/internal/testkit/s3test"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/s3saver"
 	"github.com/distscrape/distscrape/saver/savertest"

@@ -7,7 +7,7 @@ import (
 )
 
 // TestConformance runs the saver contract on the WARC saver, read back and
-// validated by internal/warctest.
+// validated by internal/testkit/warctest.
 func TestConformance(t *testing.T) {
 	savertest.Run(t, warcTarget)
 }

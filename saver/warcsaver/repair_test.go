@@ -17,14 +17,14 @@ import (
 
 	"github.com/nlnwa/gowarc"
 
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/savertest"
 	"github.com/distscrape/distscrape/saver/warcsaver"
 )
 
 // readAll reads every record of a .warc.gz file with each reader at
-// hand: internal/warctest (github.com/internetarchive/gowarc, with checks
+// hand: internal/testkit/warctest (github.com/internetarchive/gowarc, with checks
 // of its own), github.com/nlnwa/gowarc, and warcio.js when node and the
 // package are installed. It returns the record count, and an error when
 // any reader stops short of the file's end.

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/savertest"
 	"github.com/distscrape/distscrape/saver/warcsaver"

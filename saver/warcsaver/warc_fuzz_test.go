@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/savertest"
 	"github.com/distscrape/distscrape/saver/warcsaver"

@@ -52,7 +52,7 @@ const warcOrigPrefix = "X-Archive-Orig-"
 // warcRecordOptions make the library a record builder and writer only: we
 // set the lengths and digests ourselves and the library checks none of
 // the fields, which took about a third of a page's time (URL parsing, a
-// second pass over each block); internal/warctest checks them instead,
+// second pass over each block); internal/testkit/warctest checks them instead,
 // with another library. Large blocks spill to dir.
 func warcRecordOptions(dir string) []gowarc.WarcRecordOption {
 	return []gowarc.WarcRecordOption{

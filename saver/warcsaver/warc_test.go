@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/drivertest"
 	"github.com/distscrape/distscrape/saver/savertest"

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

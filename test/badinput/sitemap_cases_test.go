@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 	"github.com/distscrape/distscrape/test/testbin"
 )
 

@@ -8,7 +8,7 @@
 //     the contracts (tracker, saver) import nothing of distscrape, an engine
 //     or a saver driver imports its contract only, the manager sees
 //     interfaces only and links no driver, and only commands and
-//     internal/config choose implementations.
+//     internal/app/config choose implementations.
 //
 // test/extmodule builds a real program in a separate module on top of this.
 package boundary

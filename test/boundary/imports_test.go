@@ -20,7 +20,7 @@ var saverDrivers = []string{"saver/filesaver", "saver/tarsaver", "saver/warcsave
 var sinkDrivers = []string{"record/jsonlsink", "record/csvsink", "record/parquetsink", "record/sqlitesink", "record/pgsink", "record/mysqlsink"}
 
 // engines are the drivers of every family: tracker engines, savers, record
-// sinks and the browser. Only commands, internal/config and tests may
+// sinks and the browser. Only commands, internal/app/config and tests may
 // choose one.
 var engines = slices.Concat([]string{"tracker/memtracker", "tracker/redistracker", "fetch/render/chromium"}, saverDrivers, sinkDrivers)
 
@@ -75,8 +75,8 @@ func TestImportRules(t *testing.T) {
 		{"the link table (scraper and converter) imports nothing of distscrape", "internal/linkattr", outsideModule},
 		{"the scraper suite sees the contracts it tests only", "scraper/scrapertest", only("scraper", "tracker", "fetch")},
 		{"the HTTP client imports no other distscrape package", "fetch", only()},
-		{"the dashboard links no driver", "internal/dashboard", noneOf(engines...)},
-		{"the notifier links no driver", "internal/notify", noneOf(engines...)},
+		{"the dashboard links no driver", "internal/app/dashboard", noneOf(engines...)},
+		{"the notifier links no driver", "internal/app/notify", noneOf(engines...)},
 		{"the browser driver imports its contract and the client only", "fetch/render/chromium", only("fetch/render", "fetch", "internal/...")},
 	}
 	for _, d := range sinkDrivers {
@@ -102,17 +102,17 @@ func TestImportRules(t *testing.T) {
 }
 
 // TestOnlyCommandsChooseEngines: a driver of any family (engines) is
-// imported only by a command (package main), internal/config, another
+// imported only by a command (package main), internal/app/config, another
 // package under test/ (or bench/, a module of its own), or itself.
 func TestOnlyCommandsChooseEngines(t *testing.T) {
 	for path, p := range load(t) {
 		r, _ := rel(path)
-		if p.Name == "main" || r == "internal/config" || strings.HasPrefix(r, "test/") || strings.HasPrefix(r, "bench/") || slices.Contains(engines, r) {
+		if p.Name == "main" || r == "internal/app/config" || strings.HasPrefix(r, "test/") || strings.HasPrefix(r, "bench/") || slices.Contains(engines, r) {
 			continue
 		}
 		for imp := range p.Imports {
 			if ir, _ := rel(imp); slices.Contains(engines, ir) {
-				t.Errorf("%s imports the implementation %s: only cmd/ and internal/config choose implementations", r, ir)
+				t.Errorf("%s imports the implementation %s: only cmd/ and internal/app/config choose implementations", r, ir)
 			}
 		}
 	}
@@ -190,12 +190,12 @@ func noneOf(forbidden ...string) func(string) bool {
 }
 
 // only allows the given packages of the module ("dir/..." for every package
-// under dir) and its internal helpers, except internal/config, which
+// under dir) and its internal helpers, except internal/app/config, which
 // chooses implementations.
 func only(allowed ...string) func(string) bool {
 	return func(dep string) bool {
 		r, in := rel(dep)
-		if !in || slices.Contains(allowed, r) || (strings.HasPrefix(r, "internal/") && r != "internal/config") {
+		if !in || slices.Contains(allowed, r) || (strings.HasPrefix(r, "internal/") && r != "internal/app/config") {
 			return true
 		}
 		for _, a := range allowed {

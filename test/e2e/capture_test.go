@@ -16,7 +16,7 @@ import (
 	"github.com/nlnwa/gowarc"
 
 	renderchromium "github.com/distscrape/distscrape/fetch/render/chromium"
-	"github.com/distscrape/distscrape/internal/warctest"
+	"github.com/distscrape/distscrape/internal/testkit/warctest"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/sqlitesink"
 	"github.com/distscrape/distscrape/saver"
@@ -119,7 +119,7 @@ func keysOfFiles(m map[string]string) []string {
 }
 
 // TestRenderedCopiesInWARC: with the WARC saver the copies are conversion
-// records referring to the page's response, read back by internal/warctest
+// records referring to the page's response, read back by internal/testkit/warctest
 // and by nlnwa/gowarc's strict reader alike.
 func TestRenderedCopiesInWARC(t *testing.T) {
 	browserOrSkip(t)
@@ -131,7 +131,7 @@ func TestRenderedCopiesInWARC(t *testing.T) {
 		t.Fatalf("no WARC file: %v", keysOfFiles(everyFile(t, dir)))
 	}
 
-	// internal/warctest: every record valid, the conversions' WARC-Refers-To checked.
+	// internal/testkit/warctest: every record valid, the conversions' WARC-Refers-To checked.
 	recs, err := warctest.ReadDir(filepath.Join(dir, "out", "warc"))
 	if err != nil {
 		t.Fatalf("warctest: %v", err)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/redistest"
-	"github.com/distscrape/distscrape/internal/smtptest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/smtptest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

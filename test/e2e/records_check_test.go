@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/pgtest"
+	"github.com/distscrape/distscrape/internal/testkit/pgtest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

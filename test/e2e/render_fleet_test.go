@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 	"github.com/distscrape/distscrape/test/testbin"
 )
 

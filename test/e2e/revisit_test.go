@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/saver/tarsaver"

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/pgtest"
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/pgtest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

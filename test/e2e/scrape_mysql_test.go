@@ -11,8 +11,8 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/distscrape/distscrape/internal/mariadbtest"
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/mariadbtest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	_ "modernc.org/sqlite"
 
-	"github.com/distscrape/distscrape/internal/pgtest"
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/pgtest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/jsonlsink"
 	"github.com/distscrape/distscrape/test/fixturesite"

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/tracker"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/redistest"
+	"github.com/distscrape/distscrape/internal/testkit/redistest"
 	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/fetch/render"
-	"github.com/distscrape/distscrape/internal/recorder"
+	"github.com/distscrape/distscrape/internal/testkit/recorder"
 	"github.com/distscrape/distscrape/test/fixturesite"
 )
 

@@ -11,7 +11,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/distscrape/distscrape/internal/dashboard"
+	"github.com/distscrape/distscrape/internal/app/dashboard"
 	"github.com/distscrape/distscrape/tracker"
 	"github.com/distscrape/distscrape/tracker/redistracker"
 )

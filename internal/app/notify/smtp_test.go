@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/redact"
-	"github.com/distscrape/distscrape/internal/smtptest"
+	"github.com/distscrape/distscrape/internal/testkit/smtptest"
 )
 
 const mailPassword = "s3cret-Pass/word#1"

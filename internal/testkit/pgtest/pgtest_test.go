@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/pgtest"
+	"github.com/distscrape/distscrape/internal/testkit/pgtest"
 	"github.com/jackc/pgx/v5"
 )
 

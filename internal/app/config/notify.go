@@ -17,7 +17,7 @@ import (
 )
 
 // Notify is the `notify:` section: reports to the operator
-// (internal/notify). It is on when it names a receiver: a webhook or an
+// (internal/app/notify). It is on when it names a receiver: a webhook or an
 // e-mail relay.
 type Notify struct {
 	// On lists the events sent: done, limit, dead_letters, worker_dead,

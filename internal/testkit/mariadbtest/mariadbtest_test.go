@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/distscrape/distscrape/internal/mariadbtest"
+	"github.com/distscrape/distscrape/internal/testkit/mariadbtest"
 	_ "github.com/go-sql-driver/mysql"
 )
 
