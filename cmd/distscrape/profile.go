@@ -10,12 +10,11 @@ import (
 
 // startProfiles writes a CPU profile to $DISTSCRAPE_CPUPROFILE and an
 // allocation profile to $DISTSCRAPE_MEMPROFILE when they are set (%p in
-// either is the process id): the
-// benchmarks (bench/, make bench) profile a real crawl this way. Not a user
-// feature, so not in --help. The returned func finishes the profiles.
+// either is the process id): the benchmarks (bench/, make bench) profile
+// a real crawl this way. Not a user feature, so not in --help. The
+// returned func finishes the profiles.
 func startProfiles() (stop func()) {
-	// %p becomes the process id, so that the workers of a fleet on one
-	// machine each write their own.
+	// One file per process: a fleet's workers on one machine.
 	pid := strconv.Itoa(os.Getpid())
 	cpuPath := strings.ReplaceAll(os.Getenv("DISTSCRAPE_CPUPROFILE"), "%p", pid)
 	memPath := strings.ReplaceAll(os.Getenv("DISTSCRAPE_MEMPROFILE"), "%p", pid)
