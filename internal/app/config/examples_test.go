@@ -13,7 +13,7 @@ import (
 // example's per-host figures are the whole fleet's (Redis permits), so they
 // hold it to the same bound.
 func TestExamplesPolite(t *testing.T) {
-	paths, err := filepath.Glob(filepath.Join("..", "..", "examples", "*.yaml"))
+	paths, err := filepath.Glob(filepath.Join("..", "..", "..", "examples", "*.yaml"))
 	if err != nil || len(paths) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
