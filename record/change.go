@@ -186,3 +186,31 @@ func ParseChange(s string) (Change, bool) {
 	}
 	return "", false
 }
+
+// MarkRevisits marks sets, each of its own key, against the current Sets
+// of their keys that read returns (MarkChanges); read is asked only for
+// the keys of revisits, and not at all when there are none: a first
+// visit's records are not compared. What a SQL sink does in the
+// transaction that replaces the rows.
+func MarkRevisits(sc Schema, sets []Set, read func(keys []string) ([]Set, error)) error {
+	var keys []string
+	for _, set := range sets {
+		if len(set.Records) > 0 && set.Records[0].Visit > 0 {
+			keys = append(keys, set.Key)
+		}
+	}
+	held := map[string]map[int]Held{}
+	if len(keys) > 0 {
+		cur, err := read(keys)
+		if err != nil {
+			return err
+		}
+		for _, c := range cur {
+			held[c.Key] = HeldSet(sc, c)
+		}
+	}
+	for i, set := range sets {
+		sets[i] = MarkChanges(sc, held[set.Key], true, set)
+	}
+	return nil
+}

@@ -189,26 +189,13 @@ func (s *Sink) row(r *ruleSQL, rec record.Record) ([]any, error) {
 // nothing.
 func (s *Sink) markChanges(ctx context.Context, tx pgx.Tx, rule string, sets []record.Set) error {
 	sc := s.schemas[rule]
-	var keys []string
-	for _, set := range sets {
-		if len(set.Records) > 0 && set.Records[0].Visit > 0 {
-			keys = append(keys, set.Key)
-		}
-	}
-	held := map[string]map[int]record.Held{}
-	if len(keys) > 0 {
+	return record.MarkRevisits(sc, sets, func(keys []string) ([]record.Set, error) {
 		cur, err := queryRule(ctx, tx, s.opt.Crawl, rule, sc.Fields, keys, false)
 		if err != nil {
-			return fmt.Errorf("rule %s: reading the current rows: %w", rule, err)
+			return nil, fmt.Errorf("rule %s: reading the current rows: %w", rule, err)
 		}
-		for _, c := range cur {
-			held[c.Key] = record.HeldSet(sc, c)
-		}
-	}
-	for i, set := range sets {
-		sets[i] = record.MarkChanges(sc, held[set.Key], true, set)
-	}
-	return nil
+		return cur, nil
+	})
 }
 
 // nullText is s, or NULL for "".
