@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/distscrape/distscrape/record"
@@ -151,40 +150,4 @@ func TestRotate(t *testing.T) {
 
 // TestDiscard: the queued rows of the keys given back are dropped, the
 // others written; what was already written stays.
-func TestDiscard(t *testing.T) {
-	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := csvsink.New(ctx, csvsink.Config{Dir: dir}, recordtest.Options(0))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Put(ctx, recordtest.NewSet("k0", "product", 2, 1)); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Flush(ctx); err != nil {
-		t.Fatal(err)
-	}
-	for _, k := range []string{"k1", "k2", "k3", "k2"} {
-		if err := s.Put(ctx, recordtest.NewSet(k, "product", 2, 1)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := s.Put(ctx, record.Set{Key: "k2", Rule: "article"}); err != nil { // an empty Set: a deleted row
-		t.Fatal(err)
-	}
-	s.Discard([]string{"k2", "k0"})
-	if err := s.Close(ctx); err != nil {
-		t.Fatal(err)
-	}
-	sets, err := csvsink.NewReader(dir, recordtest.Crawl).Sets(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var keys []string
-	for _, st := range sets {
-		keys = append(keys, st.Key)
-	}
-	if strings.Join(keys, ",") != "k0,k1,k3" {
-		t.Errorf("keys stored %v, want k0 (written before), k1, k3", keys)
-	}
-}
+func TestDiscard(t *testing.T) { recordtest.Discard(t, newStore(t, "")) }

@@ -15,10 +15,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/parquet-go/parquet-go"
 	"github.com/parquet-go/parquet-go/compress/snappy"
@@ -49,9 +52,9 @@ type Sink struct {
 	meta    string
 	clock   recordcodec.Clock
 
-	mu      sync.Mutex // guards the fields below
-	pending map[string][]parquet.Row
-	deleted []parquet.Row
+	mu      sync.Mutex        // guards the fields below
+	pending map[string]*queue // by rule
+	deleted queue             // the rows of emptied pages
 	rows    int
 	closed  bool
 
@@ -83,7 +86,7 @@ func New(ctx context.Context, cfg Config, opt record.Options) (*Sink, error) {
 	if err != nil {
 		return nil, fmt.Errorf("parquetsink: %w", err)
 	}
-	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, layouts: map[string]*layout{}, pending: map[string][]parquet.Row{}}
+	s := &Sink{cfg: cfg, opt: opt, schemas: schemas, layouts: map[string]*layout{}, pending: map[string]*queue{}}
 	for rule, sc := range schemas {
 		if s.layouts[rule], err = newLayout(sc); err != nil {
 			return nil, err
@@ -138,10 +141,15 @@ func (s *Sink) Put(ctx context.Context, set record.Set) error {
 	set, commit := s.changes.Mark(sc, set)
 	commit()
 	if len(set.Records) == 0 {
-		s.deleted = append(s.deleted, deletedRow(set.Rule, set.Key, at))
+		s.deleted.add(set.Key, deletedRow(set.Rule, set.Key, at))
 		s.rows++
 	} else {
-		s.pending[set.Rule] = s.layouts[set.Rule].rows(s.pending[set.Rule], s.opt.Crawl, at, set)
+		q := s.pending[set.Rule]
+		if q == nil {
+			q = &queue{}
+			s.pending[set.Rule] = q
+		}
+		q.add(set.Key, s.layouts[set.Rule].rows(nil, s.opt.Crawl, at, set)...)
 		s.rows += len(set.Records)
 	}
 	big := s.rows >= s.cfg.MaxRows
@@ -186,33 +194,34 @@ func (s *Sink) Close(ctx context.Context) error {
 }
 
 // write writes the rows buffered; the rows of a file it could not write go
-// back to the buffer, for the next write.
+// back to the buffer, for the next write. A disk, quota or file size
+// limit that is full is record.ErrUnavailable: the pages wait, and those
+// handed back meanwhile are dropped from the buffer (Discard).
 func (s *Sink) write(ctx context.Context) error {
 	s.fileMu.Lock()
 	defer s.fileMu.Unlock()
 	s.mu.Lock()
 	pending, deleted := s.pending, s.deleted
-	s.pending, s.deleted, s.rows = map[string][]parquet.Row{}, nil, 0
+	s.pending, s.deleted, s.rows = map[string]*queue{}, queue{}, 0
 	s.mu.Unlock()
-	if len(pending) == 0 && len(deleted) == 0 {
+	if len(pending) == 0 && len(deleted.rows) == 0 {
 		return nil
 	}
 	s.seq++
 	var errs []error
 	wrote := false
-	for rule, rows := range pending {
-		err := s.writeFile(rule, s.layouts[rule].schema, rows)
-		if err != nil {
+	for rule, q := range pending {
+		if err := s.writeFile(rule, s.layouts[rule].schema, q.rows); err != nil {
 			errs = append(errs, err)
-			s.requeue(rule, rows)
+			s.requeue(rule, q)
 			continue
 		}
 		wrote = true
 	}
-	if len(deleted) > 0 {
-		if err := s.writeFile(deletedPart, deletedSchema, deleted); err != nil {
+	if len(deleted.rows) > 0 {
+		if err := s.writeFile(deletedPart, deletedSchema, deleted.rows); err != nil {
 			errs = append(errs, err)
-			s.requeue("", deleted)
+			s.requeue("", &deleted)
 		} else {
 			wrote = true
 		}
@@ -220,22 +229,77 @@ func (s *Sink) write(ctx context.Context) error {
 	if wrote {
 		errs = append(errs, syncDir(s.cfg.Dir))
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("parquetsink: %w", err)
+	err := errors.Join(errs...)
+	switch {
+	case err == nil:
+		return nil
+	case noSpace(err):
+		return fmt.Errorf("parquetsink: %w: %w", record.ErrUnavailable, err)
 	}
-	return nil
+	return fmt.Errorf("parquetsink: %w", err)
 }
 
-// requeue puts rows back before the rows buffered since.
-func (s *Sink) requeue(rule string, rows []parquet.Row) {
+// noSpace reports whether err says the disk, a quota or a file size limit
+// is full: a wait may cure it.
+func noSpace(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) || errors.Is(err, syscall.EFBIG)
+}
+
+// requeue puts q's rows back before the rows buffered since.
+func (s *Sink) requeue(rule string, q *queue) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if rule == "" {
-		s.deleted = append(rows, s.deleted...)
-	} else {
-		s.pending[rule] = append(rows, s.pending[rule]...)
+	into := &s.deleted
+	if rule != "" {
+		if s.pending[rule] == nil {
+			s.pending[rule] = &queue{}
+		}
+		into = s.pending[rule]
 	}
-	s.rows += len(rows)
+	into.rows, into.keys = append(q.rows, into.rows...), append(q.keys, into.keys...)
+	s.rows += len(q.rows)
+}
+
+// Discard drops the buffered rows of keys, whose pages were handed back
+// unfinished (record.Discarder): records exist only for pages that
+// completed.
+func (s *Sink) Discard(keys []string) {
+	drop := make(map[string]bool, len(keys))
+	for _, k := range keys {
+		drop[k] = true
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, q := range append(slices.Collect(maps.Values(s.pending)), &s.deleted) {
+		s.rows -= q.drop(drop)
+	}
+}
+
+// queue is buffered rows with the key of each.
+type queue struct {
+	rows []parquet.Row
+	keys []string
+}
+
+func (q *queue) add(key string, rows ...parquet.Row) {
+	q.rows = append(q.rows, rows...)
+	for range rows {
+		q.keys = append(q.keys, key)
+	}
+}
+
+// drop removes the rows of the keys in drop and says how many.
+func (q *queue) drop(drop map[string]bool) int {
+	n := 0
+	for i, k := range q.keys {
+		if !drop[k] {
+			q.rows[n], q.keys[n] = q.rows[i], k
+			n++
+		}
+	}
+	gone := len(q.keys) - n
+	q.rows, q.keys = q.rows[:n], q.keys[:n]
+	return gone
 }
 
 // writeFile writes rows as the file part of the current sequence: aside,

@@ -93,3 +93,6 @@ func TestFileAsOpened(t *testing.T) {
 		}
 	}
 }
+
+// TestDiscard: the buffered rows of pages handed back are dropped.
+func TestDiscard(t *testing.T) { recordtest.Discard(t, newStore(t, "")) }

@@ -12,6 +12,7 @@ import (
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/record/csvsink"
 	"github.com/distscrape/distscrape/record/jsonlsink"
+	"github.com/distscrape/distscrape/record/parquetsink"
 	"github.com/distscrape/distscrape/test/fixturesite"
 	"github.com/distscrape/distscrape/test/testbin"
 )
@@ -41,7 +42,7 @@ func tinyDisk(t *testing.T, dir string, size, free int64) string {
 	return filler
 }
 
-// TestRecordsDiskFull: the disk of a file sink (jsonl, csv) fills
+// TestRecordsDiskFull: the disk of a file sink (jsonl, csv, parquet) fills
 // mid-crawl. The pages wait, no attempt used, like a database outage; no
 // new file is made for what cannot be written (every file of the first
 // sequence, none empty); once space comes back every page's records are
@@ -51,15 +52,19 @@ func TestRecordsDiskFull(t *testing.T) {
 	for _, c := range []struct {
 		kind   string
 		reader func(dir string) record.Reader
+		// rotates: the sink appends to a file it rotates (jsonl, csv);
+		// parquet writes a new file per flush.
+		rotates bool
 	}{
-		{"jsonl", func(dir string) record.Reader { return jsonlsink.NewReader(dir, "shop") }},
-		{"csv", func(dir string) record.Reader { return csvsink.NewReader(dir, "shop") }},
+		{"jsonl", func(dir string) record.Reader { return jsonlsink.NewReader(dir, "shop") }, true},
+		{"csv", func(dir string) record.Reader { return csvsink.NewReader(dir, "shop") }, true},
+		{"parquet", func(dir string) record.Reader { return parquetsink.NewReader(dir, "shop") }, false},
 	} {
-		t.Run(c.kind, func(t *testing.T) { testRecordsDiskFull(t, c.kind, c.reader) })
+		t.Run(c.kind, func(t *testing.T) { testRecordsDiskFull(t, c.kind, c.reader, c.rotates) })
 	}
 }
 
-func testRecordsDiskFull(t *testing.T, kind string, reader func(dir string) record.Reader) {
+func testRecordsDiskFull(t *testing.T, kind string, reader func(dir string) record.Reader, rotates bool) {
 	site := fixturesite.Start(t, fixturesite.Options{})
 	captchas := len(site.CaptchaURLs()) // dead letters by design: no product fields
 	products := len(site.ProductURLs()) // the captchas' excluded
@@ -97,11 +102,14 @@ func testRecordsDiskFull(t *testing.T, kind string, reader func(dir string) reco
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.Contains(e.Name(), ".000001.") {
+		if rotates && !strings.Contains(e.Name(), ".000001.") {
 			t.Errorf("%s: a file of a later sequence (rotated into a full disk)", e.Name())
 		}
 		if fi.Size() == 0 {
 			t.Errorf("%s is empty", e.Name())
+		}
+		if strings.HasPrefix(e.Name(), ".tmp.") {
+			t.Errorf("%s: a temporary file left behind", e.Name())
 		}
 	}
 	sets, err := reader(recs).Sets(t.Context())
