@@ -2,43 +2,27 @@ package pgtest
 
 import (
 	"fmt"
-	"sync"
-	"sync/atomic"
 	"testing"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
-var shared struct {
-	once sync.Once
-	s    *Server
-	err  error
-	n    atomic.Int64
-}
+var server = shared.New(func() (*Server, error) { return Launch(Options{}) })
 
-// Shared returns the package's server, started at its first use (fsync
-// off) and stopped by Main: one initdb for all of a package's tests.
+// Shared returns the package's server, started at its first use and
+// stopped by Main: one initdb (fsync off) for all of a package's tests.
 func Shared(t testing.TB) *Server {
 	t.Helper()
 	Require(t)
-	shared.once.Do(func() { shared.s, shared.err = Launch(Options{}) })
-	if shared.err != nil {
-		t.Fatal(shared.err)
-	}
-	return shared.s
+	return server.Get(t)
 }
 
 // NewDB makes a new database on the Shared server and returns its URL.
 func NewDB(t testing.TB) string {
 	t.Helper()
-	s := Shared(t)
-	return s.CreateDB(t, fmt.Sprintf("t%d", shared.n.Add(1)))
+	return Shared(t).CreateDB(t, fmt.Sprintf("t%d", server.Next()))
 }
 
 // Main runs the package's tests and then stops the Shared server if they
 // started it: call it from TestMain as os.Exit(pgtest.Main(m)).
-func Main(m *testing.M) int {
-	code := m.Run()
-	if shared.s != nil {
-		shared.s.Close()
-	}
-	return code
-}
+func Main(m *testing.M) int { return server.Main(m) }
