@@ -25,8 +25,8 @@ import (
 
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/disk"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Config configures the file saver.
@@ -148,7 +148,7 @@ func New(cfg Config) (*Saver, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep, _ := driver.KeepVersions(cfg.KeepVersions) // checked by fileConfig
+	keep, _ := storekit.KeepVersions(cfg.KeepVersions) // checked by fileConfig
 	f := &Saver{root: root, tmpl: t, crawl: cfg.Crawl, worker: cfg.Worker, files: map[string]struct{}{},
 		mirror: cfg.Layout != "flat", log: cfg.Logger, convert: cfg.ConvertLinks, keep: keep}
 	if f.log == nil {
@@ -201,7 +201,7 @@ func Check(cfg Config) error {
 // directory, touching nothing (New and Check share it).
 func fileConfig(cfg Config) (*naming.Template, string, error) {
 	if cfg.Dir == "" {
-		return nil, "", driver.ConfigErr("saver.dir", "empty directory")
+		return nil, "", storekit.ConfigErr("saver.dir", "empty directory")
 	}
 	tmpl := cfg.Name
 	switch cfg.Layout {
@@ -212,13 +212,13 @@ func fileConfig(cfg Config) (*naming.Template, string, error) {
 			tmpl = "{id}"
 		}
 	default:
-		return nil, "", driver.ConfigErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
+		return nil, "", storekit.ConfigErr("saver.layout", "unknown layout %q (use mirror or flat)", cfg.Layout)
 	}
-	if _, err := driver.KeepVersions(cfg.KeepVersions); err != nil {
+	if _, err := storekit.KeepVersions(cfg.KeepVersions); err != nil {
 		return nil, "", err
 	}
 	if cfg.ConvertLinks != nil && cfg.Layout == "flat" {
-		return nil, "", driver.ConfigErr("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
+		return nil, "", storekit.ConfigErr("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
 	}
 	t, err := naming.Parse("saver.name", tmpl, saver.Placeholders)
 	if err != nil {
@@ -286,7 +286,7 @@ func (f *Saver) Save(ctx context.Context, p *saver.Page) error {
 	}
 	want := f.Path(p)
 	rec := manifestRecord{Key: p.Key, Path: want, URL: p.URL, Status: p.Status, ContentType: p.ContentType,
-		Fetched: p.FetchedAt, Headers: driver.MetaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
+		Fetched: p.FetchedAt, Headers: storekit.MetaHeaders(p), Labels: p.Labels, Visit: p.Visit, Unchanged: p.Unchanged}
 	var captured []string
 	if p.Failed {
 		rec.Kind, rec.Location = "failed", p.Header.Get("Location")

@@ -17,7 +17,7 @@ import (
 	"strings"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // maxManifestLine bounds one manifest line (a page's key, URL, labels and
@@ -86,7 +86,7 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 		})
 		if errors.Is(err, saver.ErrDamaged) {
 			damaged = append(damaged, err)
-		} else if reason, ok := driver.Refusal(err); ok {
+		} else if reason, ok := storekit.Refusal(err); ok {
 			w.Refuse(name, reason)
 		} else if err != nil {
 			return w, err
@@ -120,7 +120,7 @@ func Walk(ctx context.Context, dir string, fn saver.WalkFunc) (saver.Walked, err
 			w.Skipped++
 			continue
 		}
-		if reason, ok := driver.Refusal(err); ok {
+		if reason, ok := storekit.Refusal(err); ok {
 			w.Refuse(l.Key, reason)
 			continue
 		}
@@ -193,15 +193,15 @@ func manifests(root *os.Root, w *saver.Walked) ([]string, error) {
 // no symlink, of at most saver.MaxWalkBody bytes; else an error wrapping
 // saver.ErrRefused.
 func readBody(root *os.Root, rel string) ([]byte, error) {
-	f, st, err := driver.OpenInRoot(root, rel)
+	f, st, err := storekit.OpenInRoot(root, rel)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if st.Size() > saver.MaxWalkBody {
-		return nil, driver.ErrTooLarge(st.Size())
+		return nil, storekit.ErrTooLarge(st.Size())
 	}
-	return driver.ReadCapped(f)
+	return storekit.ReadCapped(f)
 }
 
 type readLine struct {
@@ -228,7 +228,7 @@ func mirroredPath(root *os.Root, rel string) string {
 // readManifest calls fn with each line of a manifest that parses; lines
 // that do not are an error wrapping saver.ErrDamaged, after the others.
 func readManifest(ctx context.Context, root *os.Root, name string, fn func(manifestRecord)) error {
-	f, _, err := driver.OpenInRoot(root, name)
+	f, _, err := storekit.OpenInRoot(root, name)
 	if err != nil {
 		return fmt.Errorf("file saver: %w", err)
 	}

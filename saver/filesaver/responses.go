@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // RecordsResponses is true: each redirect on the way to a page and the
@@ -23,7 +23,7 @@ func (f *Saver) responseLines(p *saver.Page) ([]byte, error) {
 		rec := manifestRecord{Key: p.Key, URL: h.URL, Status: h.Status, ContentType: h.ContentType, Fetched: h.FetchedAt,
 			Labels: p.Labels, Visit: p.Visit, Kind: "redirect", Location: h.Header.Get("Location")}
 		rec.Path = f.Path(&saver.Page{Key: h.URL, URL: h.URL})
-		rec.Headers = driver.MetaHeaders(&saver.Page{Header: h.Header, ContentType: h.ContentType})
+		rec.Headers = storekit.MetaHeaders(&saver.Page{Header: h.Header, ContentType: h.ContentType})
 		if !utf8.ValidString(p.Key) {
 			rec.KeyBytes = []byte(p.Key)
 		}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // scanCount is the COUNT of each SCAN: keys looked at per call, so that a
@@ -32,7 +32,7 @@ func Walk(ctx context.Context, cfg Config, fn saver.WalkFunc) (saver.Walked, err
 	var w saver.Walked
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
-		return w, driver.ConfigErr("saver.url", "not a valid redis:// or rediss:// URL (%s): %v", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
+		return w, storekit.ConfigErr("saver.url", "not a valid redis:// or rediss:// URL (%s): %v", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
 	}
 	key := cfg.Key
 	if key == "" {

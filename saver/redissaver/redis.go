@@ -20,8 +20,8 @@ import (
 
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Config configures the Redis saver.
@@ -118,7 +118,7 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 	opts, err := redis.ParseURL(cfg.URL)
 	if err != nil {
 		// The parse error may quote the URL, password included.
-		return nil, driver.ConfigErr("saver.url", "not a valid redis:// or rediss:// URL (%s): %v", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
+		return nil, storekit.ConfigErr("saver.url", "not a valid redis:// or rediss:// URL (%s): %v", redact.URL(cfg.URL), redact.ParseError(cfg.URL, redis.ParseURL))
 	}
 	key := cfg.Key
 	if key == "" {
@@ -130,9 +130,9 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 	}
 	tmpl.Target = naming.RedisKey
 	if cfg.TTL < 0 {
-		return nil, driver.ConfigErr("saver.ttl", "negative TTL %v", cfg.TTL)
+		return nil, storekit.ConfigErr("saver.ttl", "negative TTL %v", cfg.TTL)
 	}
-	keep, err := driver.KeepVersions(cfg.KeepVersions)
+	keep, err := storekit.KeepVersions(cfg.KeepVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -200,11 +200,11 @@ func (r *Saver) Save(ctx context.Context, p *saver.Page) error {
 		sum := sha1.Sum(body)
 		w.version = hex.EncodeToString(sum[:])
 	}
-	hs := driver.MetaHeaders(p)
+	hs := storekit.MetaHeaders(p)
 	if hs == nil {
 		hs = map[string]string{}
 	}
-	hs[FieldLabels], hs[FieldVisit] = saver.JoinLabels(p.Labels), driver.Visit(p.Visit)
+	hs[FieldLabels], hs[FieldVisit] = saver.JoinLabels(p.Labels), storekit.Visit(p.Visit)
 	for _, field := range redisOptional {
 		if v := hs[strings.TrimPrefix(field, FieldHeaderPrefix)]; v != "" {
 			w.fields = append(w.fields, field, v)

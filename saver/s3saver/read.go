@@ -14,8 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Walk reads back the pages of a crawl that the S3 saver stored: cfg's
@@ -28,7 +28,7 @@ import (
 func Walk(ctx context.Context, cfg Config, fn saver.WalkFunc) (saver.Walked, error) {
 	var w saver.Walked
 	if cfg.Bucket == "" {
-		return w, driver.ConfigErr("saver.bucket", "no bucket")
+		return w, storekit.ConfigErr("saver.bucket", "no bucket")
 	}
 	key := cfg.Key
 	if key == "" {
@@ -99,19 +99,19 @@ func getPage(ctx context.Context, c *s3.Client, bucket, k string) (*saver.Page, 
 	if m[MetaKey] == "" && m[MetaSidecar] == "" {
 		return nil, nil
 	}
-	p := &saver.Page{Key: driver.UnMetaValue(m[MetaKey]), URL: driver.UnMetaValue(m[MetaURL]),
+	p := &saver.Page{Key: storekit.UnMetaValue(m[MetaKey]), URL: storekit.UnMetaValue(m[MetaURL]),
 		ContentType: aws.ToString(out.ContentType), Body: body, Header: http.Header{},
-		Labels: saver.SplitLabels(driver.UnMetaValue(m[MetaLabels]))}
+		Labels: saver.SplitLabels(storekit.UnMetaValue(m[MetaLabels]))}
 	p.Status, _ = strconv.Atoi(m[MetaStatus])
 	p.Visit, _ = strconv.Atoi(m[MetaVisit])
 	p.FetchedAt, _ = time.Parse(time.RFC3339Nano, m[MetaFetched])
 	for _, name := range saver.MetaHeaders {
 		if v := m[MetaHeaderPrefix+strings.ToLower(name)]; v != "" {
-			p.Header.Set(name, driver.UnMetaValue(v))
+			p.Header.Set(name, storekit.UnMetaValue(v))
 		}
 	}
 	if side := m[MetaSidecar]; side != "" {
-		_, b, err := get(driver.UnMetaValue(side))
+		_, b, err := get(storekit.UnMetaValue(side))
 		if err != nil {
 			return nil, err
 		}

@@ -24,8 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Config configures the S3 saver. Credentials come from the standard AWS
@@ -114,7 +114,7 @@ type s3Batch struct {
 // the credentials may use it (HeadBucket).
 func New(ctx context.Context, cfg Config) (*Saver, error) {
 	if cfg.Bucket == "" {
-		return nil, driver.ConfigErr("saver.bucket", "no bucket")
+		return nil, storekit.ConfigErr("saver.bucket", "no bucket")
 	}
 	key := cfg.Key
 	if key == "" {
@@ -125,9 +125,9 @@ func New(ctx context.Context, cfg Config) (*Saver, error) {
 		return nil, err
 	}
 	if strings.ContainsAny(cfg.Prefix, "\x00\\") {
-		return nil, driver.ConfigErr("saver.prefix", "%q contains a NUL or a backslash", cfg.Prefix)
+		return nil, storekit.ConfigErr("saver.prefix", "%q contains a NUL or a backslash", cfg.Prefix)
 	}
-	keep, err := driver.KeepVersions(cfg.KeepVersions)
+	keep, err := storekit.KeepVersions(cfg.KeepVersions)
 	if err != nil {
 		return nil, err
 	}
@@ -233,21 +233,21 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 		ctype = "application/octet-stream"
 	}
 	meta := map[string]string{
-		MetaKey:     driver.MetaValue(p.Key),
-		MetaURL:     driver.MetaValue(p.URL),
+		MetaKey:     storekit.MetaValue(p.Key),
+		MetaURL:     storekit.MetaValue(p.URL),
 		MetaStatus:  strconv.Itoa(p.Status),
 		MetaFetched: p.FetchedAt.Format(time.RFC3339Nano),
 	}
 	if len(p.Labels) > 0 {
-		meta[MetaLabels] = driver.MetaValue(saver.JoinLabels(p.Labels))
+		meta[MetaLabels] = storekit.MetaValue(saver.JoinLabels(p.Labels))
 	}
 	if p.Visit > 0 {
 		meta[MetaVisit] = strconv.Itoa(p.Visit)
 	}
-	hs := driver.MetaHeaders(p)
+	hs := storekit.MetaHeaders(p)
 	size := len(meta[MetaKey]) + len(meta[MetaURL]) + len(meta[MetaLabels])
 	for name, v := range hs {
-		meta[MetaHeaderPrefix+name] = driver.MetaValue(v)
+		meta[MetaHeaderPrefix+name] = storekit.MetaValue(v)
 		size += len(MetaHeaderPrefix) + len(name) + len(meta[MetaHeaderPrefix+name])
 	}
 	var sidecar *s3.PutObjectInput
@@ -263,7 +263,7 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 		for name := range hs {
 			delete(meta, MetaHeaderPrefix+name)
 		}
-		meta[MetaSidecar] = driver.MetaValue(*side.Key)
+		meta[MetaSidecar] = storekit.MetaValue(*side.Key)
 	}
 	captures, kinds := s.captureUploads(key, p)
 	if kinds != "" {
@@ -298,7 +298,7 @@ func (s *Saver) Save(ctx context.Context, p *saver.Page) error {
 
 func (s *Saver) sidecar(key string, p *saver.Page) (*s3.PutObjectInput, error) {
 	body, err := json.Marshal(map[string]any{"key": p.Key, "key_bytes": []byte(p.Key), "url": p.URL,
-		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt, "headers": driver.MetaHeaders(p),
+		"status": p.Status, "content_type": p.ContentType, "fetched": p.FetchedAt, "headers": storekit.MetaHeaders(p),
 		"labels": p.Labels, "visit": p.Visit})
 	if err != nil {
 		return nil, fmt.Errorf("s3 saver: metadata of %q: %w", p.Key, err)

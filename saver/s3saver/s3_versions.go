@@ -15,8 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/s3/types"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // VersionSuffix follows an object key in the keys of its earlier
@@ -84,14 +84,14 @@ func (s *Saver) keepVersion(ctx context.Context, key, bodyMD5 string) error {
 		// The version needs its own metadata object: the page's is replaced too.
 		vside := sidecarKey(vkey)
 		if _, err := s.c.CopyObject(ctx, &s3.CopyObjectInput{Bucket: aws.String(s.bucket), Key: aws.String(vside),
-			CopySource: aws.String(copySource(s.bucket, driver.UnMetaValue(side)))}); err != nil {
+			CopySource: aws.String(copySource(s.bucket, storekit.UnMetaValue(side)))}); err != nil {
 			return fmt.Errorf("copy metadata object of %q: %w", key, err)
 		}
 		meta := make(map[string]string, len(head.Metadata))
 		for k, v := range head.Metadata {
 			meta[k] = v
 		}
-		meta[MetaSidecar] = driver.MetaValue(vside)
+		meta[MetaSidecar] = storekit.MetaValue(vside)
 		cp.MetadataDirective, cp.Metadata, cp.ContentType = types.MetadataDirectiveReplace, meta, head.ContentType
 	}
 	if _, err := s.c.CopyObject(ctx, cp); err != nil {

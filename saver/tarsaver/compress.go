@@ -12,7 +12,7 @@ import (
 	"github.com/klauspost/compress/gzip"
 	"github.com/klauspost/compress/zstd"
 
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // compression is an archive's compression, chosen by its file extension.
@@ -35,7 +35,7 @@ func compressionOf(path string) (compression, error) {
 			return c, nil
 		}
 	}
-	return compression{}, driver.ConfigErr("saver.path", "%q has no archive extension (use .tar, .tar.gz, .tgz, .tar.bz2, .tar.zst)", path)
+	return compression{}, storekit.ConfigErr("saver.path", "%q has no archive extension (use .tar, .tar.gz, .tgz, .tar.bz2, .tar.zst)", path)
 }
 
 // member compresses one member (gzip member, bzip2 stream, zstd frame) at a

@@ -20,7 +20,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Walk reads back the pages of tar archives the tar saver wrote: path is
@@ -40,7 +40,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	if err != nil {
 		return w, err
 	}
-	latest := driver.NewLatest()
+	latest := storekit.NewLatest()
 	readable := make([]int, len(files))
 	var damaged []error
 	pos := 0
@@ -72,7 +72,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 				w.Skipped++
 				return nil
 			}
-			if reason, ok := driver.Refusal(refused); ok {
+			if reason, ok := storekit.Refusal(refused); ok {
 				w.Refuse(k, reason)
 				return nil
 			}
@@ -137,7 +137,7 @@ func tarFiles(path string, w *saver.Walked) ([]string, error) {
 // without its body, with the refusal (the stream is read past it in
 // small pieces).
 func scanTar(ctx context.Context, name string, limit int, withBody bool, fn func(*tar.Header, []byte, error) error) (int, error) {
-	f, err := driver.OpenRegular(name)
+	f, err := storekit.OpenRegular(name)
 	if err != nil {
 		return 0, fmt.Errorf("tar: %w", err)
 	}
@@ -189,13 +189,13 @@ func scanTar(ctx context.Context, name string, limit int, withBody bool, fn func
 		var body []byte
 		var refused error
 		if withBody && h.Size <= saver.MaxWalkBody {
-			body, err = driver.ReadCapped(tr)
+			body, err = storekit.ReadCapped(tr)
 			if err == nil && int64(len(body)) != h.Size {
 				err = io.ErrUnexpectedEOF
 			}
 		} else {
 			if h.Size > saver.MaxWalkBody {
-				refused = driver.ErrTooLarge(h.Size)
+				refused = storekit.ErrTooLarge(h.Size)
 			}
 			_, err = io.Copy(io.Discard, tr) // a short entry is io.ErrUnexpectedEOF
 		}

@@ -17,8 +17,8 @@ import (
 
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/disk"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Config configures the tar saver.
@@ -136,7 +136,7 @@ func Check(cfg Config) error {
 // touching nothing (New and Check share it).
 func tarConfig(cfg Config) (string, compression, error) {
 	if cfg.Path == "" {
-		return "", compression{}, driver.ConfigErr("saver.path", "empty archive path")
+		return "", compression{}, storekit.ConfigErr("saver.path", "empty archive path")
 	}
 	pt, err := naming.Parse("saver.path", cfg.Path, []string{"worker", "crawl"})
 	if err != nil {
@@ -232,7 +232,7 @@ func (t *Saver) Save(ctx context.Context, p *saver.Page) error {
 			PAXFetched:     p.FetchedAt.Format(time.RFC3339Nano),
 		},
 	}
-	for name, v := range driver.MetaHeaders(p) {
+	for name, v := range storekit.MetaHeaders(p) {
 		hdr.PAXRecords[PAXHeaderPrefix+name] = v
 	}
 	if len(p.Labels) > 0 {

@@ -24,7 +24,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Walk reads back the pages of WARC files: path is a .warc or .warc.gz
@@ -48,7 +48,7 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 	}
 	// The first pass finds the newest copy of each key (and where each file
 	// stops being readable), the second passes those on.
-	latest := driver.NewLatest()
+	latest := storekit.NewLatest()
 	readable := make([]int, len(files))
 	var damaged []error
 	pos := 0
@@ -84,11 +84,11 @@ func Walk(ctx context.Context, path string, fn saver.WalkFunc) (saver.Walked, er
 				return nil
 			}
 			if r.block == nil && r.size > 0 {
-				w.Refuse(r.key(), driver.ErrTooLarge(r.size).Error())
+				w.Refuse(r.key(), storekit.ErrTooLarge(r.size).Error())
 				return nil
 			}
 			p, warn, refused := r.page()
-			if reason, ok := driver.Refusal(refused); ok {
+			if reason, ok := storekit.Refusal(refused); ok {
 				w.Refuse(r.key(), reason)
 				return nil
 			}
@@ -173,7 +173,7 @@ func (r *warcRecord) pageType() string {
 
 func (r *warcRecord) key() string {
 	if k := r.header.Get(FieldKey); k != "" {
-		return driver.UnMetaValue(k)
+		return storekit.UnMetaValue(k)
 	}
 	return r.header.Get("WARC-Target-URI")
 }
@@ -189,7 +189,7 @@ func (r *warcRecord) date() time.Time {
 // file a record is passed on once its member's checksum has been checked
 // (or the next record of the same member has been read).
 func scanFile(ctx context.Context, name string, limit int, fn func(*warcRecord) error) (int, error) {
-	f, err := driver.OpenRegular(name)
+	f, err := storekit.OpenRegular(name)
 	if err != nil {
 		return 0, fmt.Errorf("warc: %w", err)
 	}
@@ -361,7 +361,7 @@ func (r *warcRecord) page() (_ *saver.Page, warn string, refused error) {
 	p := &saver.Page{Key: r.key(), URL: r.header.Get("WARC-Target-URI"), FetchedAt: r.date(),
 		RemoteAddr: r.header.Get("WARC-IP-Address")}
 	if l := r.header.Get(FieldLabels); l != "" {
-		p.Labels = saver.SplitLabels(driver.UnMetaValue(l))
+		p.Labels = saver.SplitLabels(storekit.UnMetaValue(l))
 	}
 	p.Visit, _ = strconv.Atoi(r.header.Get(FieldVisit))
 	head, payload, ok := bytes.Cut(r.block, []byte("\r\n\r\n"))
@@ -431,5 +431,5 @@ func decodeBody(enc string, b []byte) ([]byte, error) {
 	default:
 		return nil, fmt.Errorf("unknown encoding")
 	}
-	return driver.ReadCapped(rd)
+	return storekit.ReadCapped(rd)
 }

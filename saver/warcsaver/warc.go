@@ -16,8 +16,8 @@ import (
 
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/internal/disk"
-	"github.com/distscrape/distscrape/saver/internal/driver"
 	"github.com/distscrape/distscrape/saver/internal/naming"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // Config configures the WARC saver.
@@ -127,10 +127,10 @@ func Check(cfg Config) error {
 // warcConfig checks cfg and fills its defaults.
 func warcConfig(cfg Config) (Config, error) {
 	if cfg.Dir == "" {
-		return cfg, driver.ConfigErr("saver.dir", "empty directory")
+		return cfg, storekit.ConfigErr("saver.dir", "empty directory")
 	}
 	if cfg.MaxSize < 0 {
-		return cfg, driver.ConfigErr("saver.max_size", "negative size %d", cfg.MaxSize)
+		return cfg, storekit.ConfigErr("saver.max_size", "negative size %d", cfg.MaxSize)
 	}
 	if cfg.MaxSize == 0 {
 		cfg.MaxSize = DefaultMaxSize

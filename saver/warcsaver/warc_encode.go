@@ -10,7 +10,7 @@ import (
 	"github.com/nlnwa/gowarc"
 
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/internal/driver"
+	"github.com/distscrape/distscrape/saver/internal/storekit"
 )
 
 // hopPage is a redirect of p as a page of its own, for encode.
@@ -40,10 +40,10 @@ func (w *Saver) encode(buf *bytes.Buffer, p *saver.Page, role string) (cdxEntry,
 	if err != nil {
 		return cdxEntry{}, err
 	}
-	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), driver.MetaValue(p.Key)
+	date, uri, ip, key := warcDate(p.FetchedAt), target.String(), remoteIP(p.RemoteAddr), storekit.MetaValue(p.Key)
 	entry := cdxEntry{id: respID, uri: uri, date: date, digest: warcDigest(ex.payload), status: p.Status, mime: p.ContentType}
 	common := [][2]string{{gowarc.WarcTargetURI, uri}, {gowarc.WarcDate, date}, {gowarc.WarcIPAddress, ip}, {FieldKey, key},
-		{FieldLabels, driver.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, driver.Visit(p.Visit)}, {FieldRole, role}}
+		{FieldLabels, storekit.MetaValue(saver.JoinLabels(p.Labels))}, {FieldVisit, storekit.Visit(p.Visit)}, {FieldRole, role}}
 	respFields := append([][2]string{{gowarc.WarcRecordID, respID}, {gowarc.ContentType, "application/http;msgtype=response"},
 		{gowarc.WarcConcurrentTo, reqID}, {gowarc.WarcPayloadDigest, entry.digest}}, common...)
 	typ, block := gowarc.Response, [][]byte{ex.response, ex.payload}

@@ -59,7 +59,7 @@ func TestImportRules(t *testing.T) {
 		{"the S3 saver does not pull in a Redis client", "saver/s3saver", not(goRedis)},
 		{"the names of stored pages see the contract only", "saver/internal/naming", only("saver")},
 		{"the disk helpers see the contract only", "saver/internal/disk", only("saver")},
-		{"the drivers' shared helpers see the contract only", "saver/internal/driver", only("saver")},
+		{"the drivers' shared helpers see the contract only", "saver/internal/storekit", only("saver")},
 		{"the manager sees the contracts only", "manager", only("tracker", "scraper", "saver", "fetch", "fetch/render", "record")},
 		{"the rendering contract sees the HTTP client only", "fetch/render", only("fetch")},
 		{"the manager links no browser", "manager", noneOf("fetch/render/chromium")},

@@ -1,5 +1,5 @@
 //go:build !unix
 
-package driver
+package storekit
 
 const openNonblock = 0

@@ -1,7 +1,7 @@
-// Package driver holds what several saver drivers share and no user of the
+// Package storekit holds what several saver drivers share and no user of the
 // contract needs: config errors, the KeepVersions setting, and a page's
 // metadata as stores keep it.
-package driver
+package storekit
 
 import (
 	"encoding/base64"
