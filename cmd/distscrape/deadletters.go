@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/distscrape/distscrape/internal/app/config"
+	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"
 	"github.com/distscrape/distscrape/tracker"
 )
@@ -31,11 +32,8 @@ func writeDeadLetters(w io.Writer, items []tracker.FailedItem) error {
 // keeps its dead letters: next to the output, in the saver's meta folder.
 func deadLettersFile(cfg *config.Config, worker string) string {
 	base := "."
-	switch cfg.Saver.Kind {
-	case "file":
-		base = cfg.Saver.Dir
-	case "tar":
-		base = filepath.Dir(expandName(cfg.Saver.Path, cfg.Crawl, worker))
+	if l, ok := cfg.Saver.Driver.(saver.LocalDir); ok {
+		base = l.LocalDir(cfg.SaverEnv(worker))
 	}
 	return filepath.Join(base, filesaver.MetaDir, cfg.Crawl+"-failed.jsonl")
 }
@@ -44,7 +42,7 @@ func deadLettersFile(cfg *config.Config, worker string) string {
 // read them. The memory tracker without tracker.state is gone when crawl
 // exits, so `distscrape failed` could not show them: they are written out.
 func deadLettersLine(ctx context.Context, tr tracker.Engine, cfg *config.Config, worker, cfgPath string, n int64) string {
-	if cfg.Tracker.Kind == "redis" || cfg.Tracker.State != "" {
+	if cfg.Tracker.Driver.Shared() {
 		return fmt.Sprintf("%d; list them with: distscrape failed -c %s", n, cfgPath)
 	}
 	path := deadLettersFile(cfg, worker)

@@ -68,14 +68,20 @@ func runExtract(c *cli.Context) error {
 		return err
 	}
 	to, toDir := c.String("to"), c.String("to-dir")
-	var change func(*config.Config)
+	var change func(*config.Config) error
 	switch {
 	case to != "" && !slices.Contains(toKinds, to):
 		return usagef("extract: --to %q: want one of %s (a database sink is set in the config's records:)", to, strings.Join(toKinds, ", "))
 	case to == "" && toDir != "":
 		return usagef("extract: --to-dir without --to: name the kind of files (%s)", strings.Join(toKinds, ", "))
 	case to != "":
-		change = func(cfg *config.Config) { cfg.Records = config.Records{Kind: to, Dir: toDir} }
+		change = func(cfg *config.Config) error {
+			cfg.Records = config.Records{Kind: to}
+			if toDir == "" {
+				return nil
+			}
+			return cfg.SetKey("records.dir", toDir)
+		}
 	}
 	cfg, err := loadConfigWith(c, change)
 	if err != nil {

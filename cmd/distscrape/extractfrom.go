@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -18,14 +17,21 @@ import (
 	"github.com/distscrape/distscrape/record"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/saver/filesaver"
-	"github.com/distscrape/distscrape/saver/redissaver"
-	"github.com/distscrape/distscrape/saver/s3saver"
 	"github.com/distscrape/distscrape/saver/tarsaver"
 	"github.com/distscrape/distscrape/saver/warcsaver"
 )
 
-// The kinds of store `extract --from` reads (--kind), as saver.kind names them.
-var sourceKinds = []string{"file", "tar", "warc", "redis", "s3"}
+// sourceKinds are the kinds of store `extract --from` reads (--kind), as
+// saver.kind names them: the savers with a Source.
+func sourceKinds() []string {
+	var out []string
+	for _, k := range saver.Kinds() {
+		if d, _ := saver.Lookup(k); d.Source != nil {
+			out = append(out, k)
+		}
+	}
+	return out
+}
 
 // detectKind says what kind of store from is: redis:// and s3:// by their
 // scheme; a directory by the saver's marks in it (the file saver's
@@ -99,45 +105,19 @@ func openSource(cfg *config.Config, from, kind string) (saver.Source, string, er
 			return nil, "", err
 		}
 	}
-	s := cfg.Saver
-	switch kind {
-	case "file":
-		return saver.SourceFunc(func(ctx context.Context, fn saver.WalkFunc) (saver.Walked, error) {
-			return filesaver.Walk(ctx, from, fn)
-		}), kind, nil
-	case "tar":
-		return saver.SourceFunc(func(ctx context.Context, fn saver.WalkFunc) (saver.Walked, error) {
-			return tarsaver.Walk(ctx, from, fn)
-		}), kind, nil
-	case "warc":
-		return saver.SourceFunc(func(ctx context.Context, fn saver.WalkFunc) (saver.Walked, error) {
-			return warcsaver.Walk(ctx, from, fn)
-		}), kind, nil
-	case "redis":
-		rc := redissaver.Config{URL: from, Key: s.Key, Crawl: cfg.Crawl}
-		if s.Kind != "redis" {
-			rc.Key = "" // another saver's key template means nothing here
-		}
-		return saver.SourceFunc(func(ctx context.Context, fn saver.WalkFunc) (saver.Walked, error) {
-			return redissaver.Walk(ctx, rc, fn)
-		}), kind, nil
-	case "s3":
-		u, err := url.Parse(from)
-		if err != nil || u.Scheme != "s3" || u.Host == "" {
-			return nil, "", usagef("--from %q: want s3://BUCKET or s3://BUCKET/PREFIX", from)
-		}
-		sc := s3saver.Config{Bucket: u.Host, Prefix: strings.TrimPrefix(u.Path, "/"), Crawl: cfg.Crawl}
-		if s.Kind == "s3" {
-			sc.Key, sc.Region, sc.Endpoint, sc.PathStyle = s.Key, s.Region, s.Endpoint, s.PathStyle
-		}
-		if sc.Prefix != "" && !strings.HasSuffix(sc.Prefix, "/") {
-			sc.Prefix += "/"
-		}
-		return saver.SourceFunc(func(ctx context.Context, fn saver.WalkFunc) (saver.Walked, error) {
-			return s3saver.Walk(ctx, sc, fn)
-		}), kind, nil
+	d, ok := saver.Lookup(kind)
+	if !ok || d.Source == nil {
+		return nil, "", usagef("--kind %q: use one of %s", kind, strings.Join(sourceKinds(), ", "))
 	}
-	return nil, "", usagef("--kind %q: use one of %s", kind, strings.Join(sourceKinds, ", "))
+	var sec saver.Section
+	if cfg.Saver.Kind == kind {
+		sec = cfg.Saver.Driver
+	}
+	src, err := d.Source(from, sec, cfg.Crawl)
+	if err != nil {
+		return nil, "", usagef("%v", err)
+	}
+	return src, kind, nil
 }
 
 // pageExtractor is what re-extraction needs of an *extract.Extractor.

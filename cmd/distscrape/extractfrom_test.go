@@ -164,7 +164,7 @@ func TestDetectKindRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want %q", name, err, tc.want)
 		}
 	}
-	if _, _, err := openSource(&config.Config{}, dir, "ftp"); err == nil || !strings.Contains(err.Error(), "file, tar, warc, redis, s3") {
+	if _, _, err := openSource(&config.Config{}, dir, "ftp"); err == nil || !strings.Contains(err.Error(), "file, redis, s3, tar, warc") {
 		t.Errorf("--kind ftp: %v", err)
 	}
 	if _, _, err := openSource(&config.Config{}, "s3:///prefix", ""); err == nil || !strings.Contains(err.Error(), "s3://BUCKET") {

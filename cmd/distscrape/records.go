@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"maps"
 	"mime"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -18,12 +16,6 @@ import (
 	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/record"
-	"github.com/distscrape/distscrape/record/csvsink"
-	"github.com/distscrape/distscrape/record/jsonlsink"
-	"github.com/distscrape/distscrape/record/mysqlsink"
-	"github.com/distscrape/distscrape/record/parquetsink"
-	"github.com/distscrape/distscrape/record/pgsink"
-	"github.com/distscrape/distscrape/record/sqlitesink"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
@@ -297,26 +289,7 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 		sc.Rule = pre + sc.Rule
 		opt.Schemas = append(opt.Schemas, sc)
 	}
-	var s record.Sink
-	var err error
-	switch r.Kind {
-	case "sqlite":
-		// Like the savers' directories, the database's is made if missing.
-		if err := os.MkdirAll(filepath.Dir(r.Path), 0o755); err != nil {
-			return nil, err
-		}
-		s, err = sqlitesink.New(ctx, sqlitesink.Config{Path: r.Path}, opt)
-	case "postgres":
-		s, err = pgsink.New(ctx, pgsink.Config{URL: r.URL}, opt)
-	case "csv":
-		s, err = csvsink.New(ctx, csvsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes)}, opt)
-	case "parquet":
-		s, err = parquetsink.New(ctx, parquetsink.Config{Dir: r.Dir}, opt)
-	case "mysql":
-		s, err = mysqlsink.New(ctx, mysqlsink.Config{URL: r.URL}, opt)
-	default:
-		s, err = jsonlsink.New(ctx, jsonlsink.Config{Dir: r.Dir, MaxFileBytes: int64(r.RotateBytes), Shape: r.JSONLShape}, opt)
-	}
+	s, err := r.Driver.Open(ctx, opt)
 	if err != nil || pre == "" {
 		return s, err
 	}
@@ -324,20 +297,18 @@ func openRecords(ctx context.Context, cfg *config.Config, worker string, schemas
 }
 
 // checkRecords reaches the crawl's records: store without writing to it
-// (check is read-only): it connects to PostgreSQL; SQLite and JSON Lines
-// are made by the first worker. It returns where the records go; "" when
-// the crawl extracts none.
+// (check is read-only): a record.Checker connects (PostgreSQL); files and
+// SQLite are made by the first worker. It returns where the records go;
+// "" when the crawl extracts none.
 func checkRecords(ctx context.Context, cfg *config.Config) (string, error) {
 	r := cfg.Records
 	if r.Kind == "" || len(cfg.Extract) == 0 {
 		return "", nil
 	}
-	if r.Kind == "postgres" {
-		rd, err := pgsink.NewReader(ctx, pgsink.Config{URL: r.URL}, cfg.Crawl)
-		if err != nil {
+	if c, ok := r.Driver.(record.Checker); ok {
+		if err := c.Check(ctx, cfg.Crawl); err != nil {
 			return "", err
 		}
-		rd.Close()
 	}
 	return recordsLocation(r), nil
 }
@@ -348,37 +319,12 @@ func checkRecords(ctx context.Context, cfg *config.Config) (string, error) {
 // database of the fleet.
 func openRecordReader(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
-	var rd record.Reader
-	switch r.Kind {
-	case "":
+	if r.Kind == "" {
 		return nil, nil
-	case "sqlite":
-		sr, err := sqlitesink.NewReader(ctx, r.Path, cfg.Crawl)
-		if err != nil {
-			return nil, err
-		}
-		rd = sr
-	case "postgres":
-		pr, err := pgsink.NewReader(ctx, pgsink.Config{URL: r.URL}, cfg.Crawl)
-		if err != nil {
-			return nil, err
-		}
-		rd = pr
-	case "csv":
-		rd = csvsink.NewReader(r.Dir, cfg.Crawl)
-	case "parquet":
-		rd = parquetsink.NewReader(r.Dir, cfg.Crawl)
-	case "mysql":
-		mr, err := mysqlsink.NewReader(ctx, mysqlsink.Config{URL: r.URL}, cfg.Crawl)
-		if err != nil {
-			return nil, err
-		}
-		rd = mr
-	default:
-		rd = jsonlsink.NewReader(r.Dir, cfg.Crawl)
 	}
-	if r.TablePrefix == "" {
-		return rd, nil
+	rd, err := r.Driver.Reader(ctx, cfg.Crawl)
+	if err != nil || r.TablePrefix == "" {
+		return rd, err
 	}
 	return prefixReader{rd, r.TablePrefix}, nil
 }

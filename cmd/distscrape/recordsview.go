@@ -86,17 +86,11 @@ func recordsStatus(ctx context.Context, cfg *config.Config) recordsView {
 // nothing).
 func readableRecords(ctx context.Context, cfg *config.Config) (record.Reader, error) {
 	r := cfg.Records
-	path := ""
-	switch r.Kind {
-	case "":
+	if r.Kind == "" {
 		return nil, errNoRecords // no extract rules: no sink
-	case "sqlite":
-		path = r.Path
-	case "jsonl", "csv", "parquet":
-		path = r.Dir
 	}
-	if path != "" {
-		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	if l, ok := r.Driver.(record.LocalPath); ok {
+		if _, err := os.Stat(l.LocalPath()); errors.Is(err, fs.ErrNotExist) {
 			return nil, errNoRecords
 		}
 	}

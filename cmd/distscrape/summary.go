@@ -49,39 +49,15 @@ func printSummary(w io.Writer, cfg *config.Config, worker string, s manager.Summ
 }
 
 func outputLocation(cfg *config.Config, worker string) string {
-	s := cfg.Saver
-	switch s.Kind {
-	case "none":
-		return "none (discovery only)"
-	case "tar":
-		return "tar archive " + expandName(s.Path, cfg.Crawl, worker)
-	case "redis":
-		return "redis keys " + expandName(s.Key, cfg.Crawl, worker)
-	case "s3":
-		return fmt.Sprintf("s3://%s/%s%s", s.Bucket, s.Prefix, expandName(s.Key, cfg.Crawl, worker))
-	case "warc":
-		return fmt.Sprintf("WARC files %s/%s-%s-*.warc.gz", s.Dir, cfg.Crawl, worker)
-	default:
-		return fmt.Sprintf("directory %s (%s layout)", s.Dir, s.Layout)
-	}
+	return cfg.Saver.Driver.Location(cfg.SaverEnv(worker))
 }
 
 // recordsLocation says where records.kind writes, never its password.
 func recordsLocation(r config.Records) string {
-	switch r.Kind {
-	case "sqlite":
-		return "SQLite " + r.Path
-	case "postgres":
-		return "PostgreSQL " + redactor.URL(r.URL)
-	case "mysql":
-		return "MySQL " + redactor.URL(r.URL)
-	case "csv":
-		return "CSV files in " + r.Dir
-	case "parquet":
-		return "Parquet files in " + r.Dir
-	default:
-		return "JSON Lines in " + r.Dir
+	if r.Driver == nil {
+		return ""
 	}
+	return r.Driver.Location(redactor.URL)
 }
 
 func humanBytes(n int64) string {

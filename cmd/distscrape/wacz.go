@@ -49,11 +49,12 @@ Examples:
 				if err != nil {
 					return err
 				}
-				if cfg.Saver.Kind != "warc" {
+				w, ok := cfg.Saver.Driver.(*warcsaver.Section)
+				if !ok {
 					return usagef("wacz: saver.kind is %s, not warc", cfg.Saver.Kind)
 				}
 				if dir == "" {
-					dir = cfg.Saver.Dir
+					dir = w.Dir
 				}
 				if title == "" {
 					title = cfg.Crawl
@@ -90,19 +91,20 @@ func writeWACZ(ctx context.Context, dir, out, title string, text pageText, log *
 // crawlWACZ packages a one-process crawl's WARC files when it ended
 // (saver.wacz); a worker of a fleet only says how.
 func crawlWACZ(ctx context.Context, cfg *config.Config, oneProcess bool, log *slog.Logger) error {
-	if !cfg.Saver.WACZ || cfg.Saver.Kind != "warc" {
+	w, ok := cfg.Saver.Driver.(*warcsaver.Section)
+	if !ok || !w.WACZ {
 		return nil
 	}
 	if !oneProcess {
 		log.Info("saver.wacz: a worker of a fleet does not package; run `distscrape wacz` once every worker has ended",
-			"dir", cfg.Saver.Dir)
+			"dir", w.Dir)
 		return nil
 	}
 	text, err := mainTextOf(cfg)
 	if err != nil {
 		return within("extract", err)
 	}
-	return writeWACZ(context.WithoutCancel(ctx), cfg.Saver.Dir, "", cfg.Crawl, text, log)
+	return writeWACZ(context.WithoutCancel(ctx), w.Dir, "", cfg.Crawl, text, log)
 }
 
 // pageText gives a page's text for a WACZ's pages.jsonl.

@@ -16,18 +16,13 @@ import (
 	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/internal/redact"
 	"github.com/distscrape/distscrape/saver"
-	"github.com/distscrape/distscrape/saver/filesaver"
-	"github.com/distscrape/distscrape/saver/redissaver"
-	"github.com/distscrape/distscrape/saver/s3saver"
-	"github.com/distscrape/distscrape/saver/tarsaver"
-	"github.com/distscrape/distscrape/saver/warcsaver"
 	"github.com/distscrape/distscrape/scraper"
 	"github.com/distscrape/distscrape/tracker"
-	"github.com/distscrape/distscrape/tracker/memtracker"
-	"github.com/distscrape/distscrape/tracker/redistracker"
 )
 
-// This file is the one place that chooses implementations from the config.
+// This file opens what the config names: the tracker and the saver through
+// the sections of their kinds' drivers (drivers.go links them), the
+// scraper and the fetcher.
 
 // redactor hides secrets in everything the command prints or stores about
 // the crawl (logs, errors, dead letters): one process runs one config, so
@@ -42,7 +37,7 @@ func loadConfig(c *cli.Context) (*config.Config, error) {
 
 // loadConfigWith is loadConfig with change applied to the config as read,
 // before its defaults and validation (a command's flags); nil: none.
-func loadConfigWith(c *cli.Context, change func(*config.Config)) (*config.Config, error) {
+func loadConfigWith(c *cli.Context, change func(*config.Config) error) (*config.Config, error) {
 	path := c.String("config")
 	if path == "" {
 		return nil, usagef("no config file: pass -c FILE or set DISTSCRAPE_CONFIG")
@@ -52,9 +47,10 @@ func loadConfigWith(c *cli.Context, change func(*config.Config)) (*config.Config
 	if change == nil {
 		cfg, err = config.Load(path)
 	} else if cfg, err = config.DecodeFile(path); err == nil {
-		change(cfg)
-		cfg.ApplyDefaults()
-		err = cfg.Validate()
+		if err = change(cfg); err == nil {
+			cfg.ApplyDefaults()
+			err = cfg.Validate()
+		}
 	}
 	if err != nil {
 		return nil, err
@@ -104,41 +100,24 @@ func hostEgress(f config.Fetch) int {
 	return 1
 }
 
-// openTracker connects to the crawl's tracker. The memory tracker lives in
-// this process only (optionally resumed from tracker.state).
+// openTracker connects to the crawl's tracker, the engine of
+// tracker.kind (a memory tracker lives in this process only, optionally
+// resumed from tracker.state).
 func openTracker(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
-	switch cfg.Tracker.Kind {
-	case "redis":
-		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions,
-			WaitReplicas: waitReplicas(cfg), WaitTimeout: cfg.Tracker.WaitTimeout, Options: trackerOptions(cfg), Logger: slog.Default()})
-	default:
-		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
-	}
+	return cfg.Tracker.Driver.Open(ctx, trackerEnv(cfg, false))
 }
 
-// waitReplicas is tracker.wait_replicas as redistracker.Config takes it:
-// 0 there is the default (1), none is negative.
-func waitReplicas(cfg *config.Config) int {
-	if n := cfg.Tracker.WaitReplicas; n != nil && *n == 0 {
-		return -1
-	} else if n != nil {
-		return *n
-	}
-	return 0
+// trackerEnv is the crawl's side of opening its tracker.
+func trackerEnv(cfg *config.Config, readOnly bool) tracker.Env {
+	return tracker.Env{Crawl: cfg.Crawl, Options: trackerOptions(cfg), Partitions: cfg.Tracker.Partitions,
+		Logger: slog.Default(), ReadOnly: readOnly}
 }
 
 // openReadOnly opens the tracker for the commands that only look (status,
 // failed, check): they never write its state, so a look at a damaged memory
 // state cannot make a loss permanent, and a look at Redis creates no key.
 func openReadOnly(ctx context.Context, cfg *config.Config) (tracker.Engine, error) {
-	switch {
-	case cfg.Tracker.Kind == "redis":
-		return redistracker.Open(ctx, redistracker.Config{URL: cfg.Tracker.URL, Crawl: cfg.Crawl, Partitions: cfg.Tracker.Partitions, Options: trackerOptions(cfg), ReadOnly: true, Logger: slog.Default()})
-	case cfg.Tracker.State == "":
-		return memtracker.New(memtracker.Config{Options: trackerOptions(cfg)}) // nothing on disk to write
-	default:
-		return memtracker.OpenReadOnly(memtracker.Config{Options: trackerOptions(cfg), StatePath: cfg.Tracker.State})
-	}
+	return cfg.Tracker.Driver.Open(ctx, trackerEnv(cfg, true))
 }
 
 // sharedTracker is openTracker for the commands that only make sense on a
@@ -151,15 +130,10 @@ func sharedTracker(ctx context.Context, cfg *config.Config, cmd string) (tracker
 }
 
 func requireShared(cfg *config.Config, cmd string) error {
-	if cfg.Tracker.Kind != "redis" && cfg.Tracker.State == "" {
+	if !cfg.Tracker.Driver.Shared() {
 		return usagef("%s: tracker.kind is memory, which lives inside one `distscrape crawl` process; use tracker.kind: redis (or tracker.state to keep a memory crawl in a file)", cmd)
 	}
 	return nil
-}
-
-// expandName fills the placeholders known before any page is fetched, for display.
-func expandName(tmpl, crawl, worker string) string {
-	return strings.NewReplacer("{crawl}", crawl, "{worker}", worker).Replace(tmpl)
 }
 
 func openScraper(cfg *config.Config, log *slog.Logger) (scraper.ScopedScraper, error) {
@@ -229,7 +203,7 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 		Proxies: proxies, ProxyRules: proxyRules, ProxyQuarantineAfter: f.ProxyQuarantineAfter, ProxyQuarantine: f.ProxyQuarantine,
 		OnProxyState: proxyReporter(tr, log),
 		InScope:      inScope, Logger: log,
-		KeepWireBody: cfg.Saver.Kind == "warc", // a WARC stores the bytes as transmitted
+		KeepWireBody: wireBody(cfg), // a WARC stores the bytes as transmitted
 	})
 	if d, ok := tr.(interface{ SetHostDelays(tracker.HostDelays) }); ok && err == nil {
 		d.SetHostDelays(c) // the memory tracker's Hosts: this process's delays are the crawl's
@@ -237,35 +211,21 @@ func openFetcher(cfg *config.Config, inScope func(*url.URL) bool, tr tracker.Eng
 	return c, err
 }
 
-// openSaver opens the saver; sc resolves the links of an offline mirror
-// (saver.convert_links).
+// wireBody reports whether the saver keeps bodies as transmitted.
+func wireBody(cfg *config.Config) bool {
+	d, _ := saver.Lookup(cfg.Saver.Kind)
+	return d.WireBody
+}
+
+// openSaver opens the saver of saver.kind; sc resolves the links of an
+// offline mirror (saver.convert_links).
 func openSaver(ctx context.Context, cfg *config.Config, worker string, log *slog.Logger, sc scraper.Scraper) (saver.Saver, error) {
-	s := cfg.Saver
-	switch s.Kind {
-	case "none":
-		return saver.None(), nil
-	case "tar":
-		return tarsaver.New(tarsaver.Config{Path: s.Path, Crawl: cfg.Crawl, Worker: worker})
-	case "warc":
-		// Only revisits get a 304: a crawl without them remembers no responses.
-		return warcsaver.New(warcsaver.Config{Dir: s.Dir, MaxSize: int64(s.MaxSize), Revisits: s.Revisits, CDX: s.CDX,
-			ReferUnchanged: len(cfg.Scraper.Revisit) > 0, Crawl: cfg.Crawl, Worker: worker,
-			Software: "distscrape/" + version, ConfigDigest: configDigest(cfg)})
-	case "redis":
-		return redissaver.New(ctx, redissaver.Config{URL: s.URL, Key: s.Key, TTL: s.TTL, Compress: s.Compress, Crawl: cfg.Crawl, Worker: worker,
-			KeepVersions: s.KeepVersions})
-	case "s3":
-		return s3saver.New(ctx, s3saver.Config{Bucket: s.Bucket, Key: s.Key, Prefix: s.Prefix, Region: s.Region,
-			Endpoint: s.Endpoint, PathStyle: s.PathStyle, Concurrency: s.Concurrency, Crawl: cfg.Crawl, Worker: worker,
-			KeepVersions: s.KeepVersions})
-	default:
-		fc := filesaver.Config{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: worker, Logger: log,
-			KeepVersions: s.KeepVersions}
-		if lr, ok := sc.(scraper.LinkResolver); ok && s.ConvertLinks {
-			fc.ConvertLinks = lr.ResolveLink
-		}
-		return filesaver.New(fc)
+	env := cfg.SaverEnv(worker)
+	env.Logger, env.Software, env.ConfigDigest = log, "distscrape/"+version, configDigest(cfg)
+	if lr, ok := sc.(scraper.LinkResolver); ok {
+		env.ResolveLink = lr.ResolveLink
 	}
+	return cfg.Saver.Driver.Open(ctx, env)
 }
 
 // configDigest identifies the config a WARC file was written under, for its
@@ -279,19 +239,12 @@ func configDigest(cfg *config.Config) string {
 	return fmt.Sprintf("sha256:%x", sha256.Sum256(b))
 }
 
-// checkSaver is openSaver for `distscrape check`, which must not write:
-// the file, tar and WARC savers are checked by looking at their directory; the
-// Redis and S3 savers only read when they start (PING, HeadBucket).
+// checkSaver is openSaver for `distscrape check`, which must not write: a
+// saver.Checker looks (at its directory); another is opened and closed,
+// which only reads (the Redis and S3 savers PING and HeadBucket).
 func checkSaver(ctx context.Context, cfg *config.Config) error {
-	s := cfg.Saver
-	switch s.Kind {
-	case "file":
-		return filesaver.Check(filesaver.Config{Dir: s.Dir, Layout: s.Layout, Name: s.Name, Crawl: cfg.Crawl, Worker: "check",
-			KeepVersions: s.KeepVersions})
-	case "tar":
-		return tarsaver.Check(tarsaver.Config{Path: s.Path, Crawl: cfg.Crawl, Worker: "check"})
-	case "warc":
-		return warcsaver.Check(warcsaver.Config{Dir: s.Dir, MaxSize: int64(s.MaxSize), Crawl: cfg.Crawl, Worker: "check"})
+	if c, ok := cfg.Saver.Driver.(saver.Checker); ok {
+		return c.Check(ctx, cfg.SaverEnv("check"))
 	}
 	sv, err := openSaver(ctx, cfg, "check", slog.Default(), nil)
 	if err != nil {

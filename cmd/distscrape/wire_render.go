@@ -13,7 +13,6 @@ import (
 	"github.com/distscrape/distscrape/fetch/cookies"
 	"github.com/distscrape/distscrape/fetch/login"
 	"github.com/distscrape/distscrape/fetch/render"
-	"github.com/distscrape/distscrape/fetch/render/chromium"
 	"github.com/distscrape/distscrape/internal/app/config"
 	"github.com/distscrape/distscrape/manager"
 	"github.com/distscrape/distscrape/scraper"
@@ -49,6 +48,15 @@ func openJar(cfg *config.Config, tr tracker.Engine, log *slog.Logger) (*cookies.
 	return jar, nil
 }
 
+// linkedBrowser is the browser this program links (drivers.go).
+func linkedBrowser() (render.BrowserDriver, error) {
+	d, ok := render.LinkedBrowser()
+	if !ok {
+		return d, errors.New("this program links no browser (or more than one)")
+	}
+	return d, nil
+}
+
 // needsBrowser reports whether the crawl renders pages or logs in by browser.
 func needsBrowser(cfg *config.Config) bool {
 	return len(cfg.Fetch.Render) > 0 || len(cfg.Login.Steps) > 0
@@ -60,7 +68,11 @@ func needsBrowser(cfg *config.Config) bool {
 func checkRendering(cfg *config.Config) (string, error) {
 	var out string
 	if needsBrowser(cfg) {
-		path, err := chromium.Find(cfg.Fetch.RenderBrowser)
+		b, err := linkedBrowser()
+		if err != nil {
+			return "", within("fetch.render", err)
+		}
+		path, err := b.Find(cfg.Fetch.RenderBrowser)
 		if err != nil {
 			return "", within("fetch.render_browser", err)
 		}
@@ -82,8 +94,8 @@ func checkRendering(cfg *config.Config) (string, error) {
 // pageFetcher is what the manager fetches through, and what to close.
 type pageFetcher struct {
 	manager.Fetcher
-	browser *chromium.Browser // nil without rendering
-	session *login.Session    // nil without login:
+	browser render.Browser // nil without rendering
+	session *login.Session // nil without login:
 }
 
 func (p *pageFetcher) Close() {
@@ -99,7 +111,11 @@ func (p *pageFetcher) Close() {
 func openPages(cfg *config.Config, fe *fetch.Client, inScope func(*url.URL) bool, log *slog.Logger, onFatal func(error)) (*pageFetcher, error) {
 	p := &pageFetcher{Fetcher: fe}
 	if needsBrowser(cfg) {
-		b, err := chromium.New(fe, chromium.Config{ExecPath: cfg.Fetch.RenderBrowser, Concurrency: cfg.Fetch.RenderConcurrency,
+		d, err := linkedBrowser()
+		if err != nil {
+			return nil, within("fetch.render", err)
+		}
+		b, err := d.Start(fe, render.BrowserOptions{ExecPath: cfg.Fetch.RenderBrowser, Concurrency: cfg.Fetch.RenderConcurrency,
 			InScope: inScope, Logger: log})
 		if err != nil {
 			return nil, within("fetch.render", err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,19 +12,15 @@ import (
 
 	"github.com/dlclark/regexp2/syntax"
 
-	"github.com/distscrape/distscrape/internal/redact"
-	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/driver"
 	"github.com/distscrape/distscrape/scraper"
 )
 
 // oneOf reports whether v is one of allowed, adding a problem if not.
 func oneOf(p *problems, path, v string, allowed ...string) bool {
-	if slices.Contains(allowed, v) {
-		return true
-	}
-	want := strings.Join(allowed[:len(allowed)-1], ", ") + " or " + allowed[len(allowed)-1]
-	p.add(path, "unknown value %s (want %s)", quote(v), want)
-	return false
+	var dp driver.Problems
+	defer p.take("", &dp)
+	return dp.OneOf(path, v, allowed...)
 }
 
 func intRange(p *problems, path string, n, lo, hi int) {
@@ -74,88 +69,20 @@ func compileRegex(pattern string) (err error) {
 	return err
 }
 
-// checkURL parses an absolute URL with one of schemes and a host. Messages
-// never repeat the URL, which may hold a password.
+// checkURL parses an absolute URL with one of schemes and a host
+// (driver.Problems.URL, the one rule of the drivers' sections too).
 func checkURL(p *problems, path, raw string, schemes ...string) *url.URL {
-	want := schemes[0] + "://"
-	for i, sc := range schemes[1:] {
-		sep := ", "
-		if i == len(schemes)-2 {
-			sep = " or "
-		}
-		want += sep + sc + "://"
-	}
-	if !strings.Contains(raw, "://") {
-		p.add(path, "not an absolute URL (want %s)", want)
-		return nil
-	}
-	u, err := url.Parse(raw)
-	if err != nil {
-		p.add(path, "invalid URL: %v", redact.ParseError(raw, url.Parse))
-		return nil
-	}
-	switch {
-	case u.Scheme == "":
-		p.add(path, "not an absolute URL (want %s)", want)
-		return nil
-	case !slices.Contains(schemes, strings.ToLower(u.Scheme)):
-		p.add(path, "scheme %s not allowed (want %s)", quote(u.Scheme), want)
-		return nil
-	case u.Hostname() == "":
-		p.add(path, "URL has no host")
-		return nil
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			p.add(path, "invalid port %s", quote(port))
-			return nil
-		}
-	}
-	return u
+	var dp driver.Problems
+	defer p.take("", &dp)
+	return dp.URL(path, raw, schemes...)
 }
 
 // checkCredentialURL is checkURL for a URL that may carry a password
-// (tracker.url, saver.url, saver.endpoint, fetch.proxies): an '@' after the
-// host is a password with '/', '?' or '#' that the parser took for a path,
-// and what follows would be quoted as a port or a database.
+// (driver.Problems.CredentialURL).
 func checkCredentialURL(p *problems, path, raw string, schemes ...string) *url.URL {
-	if i := strings.Index(raw, "://"); i >= 0 {
-		rest := raw[i+3:]
-		if at, end := strings.LastIndexByte(rest, '@'), strings.IndexAny(rest, "/?#"); end >= 0 && at > end {
-			p.add(path, "invalid URL: %v", redact.ErrUserinfo)
-			return nil
-		}
-	}
-	return checkURL(p, path, raw, schemes...)
-}
-
-// checkRedisURL checks a redis:// or rediss:// URL and its database number.
-func checkRedisURL(p *problems, path, raw string) {
-	u := checkCredentialURL(p, path, raw, "redis", "rediss")
-	if u == nil {
-		return
-	}
-	db := strings.TrimPrefix(u.Path, "/")
-	if db != "" {
-		if n, err := strconv.Atoi(db); err != nil || n < 0 {
-			p.add(path, "database %s is not a number ≥ 0", quote(db))
-		}
-	}
-	// A Redis Cluster is named by addr= parameters (go-redis's form); it has
-	// only database 0, and go-redis would ignore another silently.
-	addrs, cluster := u.Query()["addr"]
-	if !cluster {
-		return
-	}
-	if db != "" && db != "0" {
-		p.add(path, "database %s: a Redis Cluster (addr= parameters) has only database 0", quote(db))
-	}
-	for _, a := range addrs {
-		h, port, err := net.SplitHostPort(a)
-		if n, perr := strconv.Atoi(port); err != nil || h == "" || perr != nil || n < 1 || n > 65535 {
-			p.add(path, "addr=%s: want host:port of a cluster node", quote(a))
-		}
-	}
+	var dp driver.Problems
+	defer p.take("", &dp)
+	return dp.CredentialURL(path, raw, schemes...)
 }
 
 // checkHostPattern accepts a host name, an IP, either with a port, or a
@@ -179,23 +106,6 @@ func checkHostPattern(p *problems, path, h string) {
 	}
 	if name == "" || len(name) > 253 || strings.ContainsAny(name, "/:@?#") || strings.ContainsFunc(name, isSpaceOrControl) {
 		p.add(path, "%s is not a host name (write example.org, not a URL)", quote(h))
-	}
-}
-
-// checkTemplate checks a saver name template with the saver's own parser,
-// and (unique) that it differs per item, so two pages never share one name.
-func checkTemplate(p *problems, path, tmpl string, unique bool) {
-	if err := saver.ValidateTemplate(path, tmpl); err != nil {
-		var te *saver.TemplateError
-		if errors.As(err, &te) {
-			p.add(path, "%s", te.Problem)
-		} else {
-			p.add(path, "%v", err)
-		}
-		return
-	}
-	if unique && !strings.Contains(tmpl, "{id}") && !strings.Contains(tmpl, "{sha256}") && !strings.Contains(tmpl, "{path}") {
-		p.add(path, "must contain {id}, {sha256} or {path}, or every page gets the same name")
 	}
 }
 

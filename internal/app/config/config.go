@@ -19,7 +19,13 @@
 // printing or logging a Config.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/distscrape/distscrape/driver"
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/tracker"
+)
 
 // Config is a whole crawl.
 type Config struct {
@@ -46,19 +52,15 @@ type Config struct {
 
 // Tracker selects and tunes the tracker.
 type Tracker struct {
-	Kind        string        `yaml:"kind"`         // memory (default) | redis
-	URL         string        `yaml:"url"`          // redis:// or rediss:// (redis)
-	State       string        `yaml:"state"`        // memory: journal file to resume from; "" = none
-	LeaseTTL    time.Duration `yaml:"lease_ttl"`    // default 5m
-	Batch       int           `yaml:"batch"`        // items per checkout; default 32
-	MaxAttempts int           `yaml:"max_attempts"` // default 3
-	Backoff     Backoff       `yaml:"backoff"`
-	Partitions  int           `yaml:"partitions"` // redis: partitions of the crawl's items; default 1
-	// WaitReplicas (redis, partitions > 1): replicas of a partition's master
-	// that must take the discoveries handed to it before they leave their
-	// page's outbox (WAIT); unset: 1; 0: the master's answer suffices.
-	WaitReplicas *int          `yaml:"wait_replicas"`
-	WaitTimeout  time.Duration `yaml:"wait_timeout"` // redis: bound of that WAIT; 0 (unset): 1s
+	Kind string `yaml:"kind"` // a registered tracker engine: memory (default) | redis
+	// Driver holds the keys of Kind's engine (tracker.Section): url
+	// (redis), state (memory), ...; see docs/config.md.
+	Driver      tracker.Section `yaml:",inline"`
+	LeaseTTL    time.Duration   `yaml:"lease_ttl"`    // default 5m
+	Batch       int             `yaml:"batch"`        // items per checkout; default 32
+	MaxAttempts int             `yaml:"max_attempts"` // default 3
+	Backoff     Backoff         `yaml:"backoff"`
+	Partitions  int             `yaml:"partitions"` // partitioned engines (redis): partitions of the crawl's items; default 1
 	// Heartbeat is how often a worker tells the tracker it lives, apart
 	// from its leases; missing HeartbeatMisses in a row makes it dead and
 	// its leases go back at once. Defaults 2s and 3.
@@ -176,27 +178,11 @@ type Fetch struct {
 
 // Saver selects and tunes the saver.
 type Saver struct {
-	Kind         string        `yaml:"kind"`          // file (default) | tar | redis | s3 | warc | none
-	Dir          string        `yaml:"dir"`           // file, warc; default "out"
-	Layout       string        `yaml:"layout"`        // file: mirror (default) | flat
-	Name         string        `yaml:"name"`          // file flat: name template; default "{id}"
-	ConvertLinks bool          `yaml:"convert_links"` // file mirror, link crawls: rewrite links to the saved files (offline mirror)
-	Path         string        `yaml:"path"`          // tar: default "out/{crawl}-{worker}.tar.gz"
-	URL          string        `yaml:"url"`           // redis
-	Key          string        `yaml:"key"`           // redis, s3; default "{crawl}:page:{id}" (redis), "{crawl}/{sha256}" (s3)
-	TTL          time.Duration `yaml:"ttl"`           // redis; 0 = no expiry
-	Compress     bool          `yaml:"compress"`      // redis: zstd the body
-	Bucket       string        `yaml:"bucket"`        // s3
-	Region       string        `yaml:"region"`        // s3; default us-east-1
-	Endpoint     string        `yaml:"endpoint"`      // s3: custom endpoint URL
-	PathStyle    bool          `yaml:"path_style"`    // s3
-	Prefix       string        `yaml:"prefix"`        // s3: prepended to every key
-	Concurrency  int           `yaml:"concurrency"`   // s3: parallel uploads; default 16
-	MaxSize      Size          `yaml:"max_size"`      // warc: a new file past this size; default 1GiB
-	Revisits     bool          `yaml:"warc_revisits"` // warc: revisit records for payloads seen before
-	CDX          bool          `yaml:"cdx"`           // warc: a CDXJ index beside each file
-	WACZ         bool          `yaml:"wacz"`          // warc, crawl command: package the WARC files as DIR.wacz when the crawl ends
-	KeepVersions int           `yaml:"keep_versions"` // file, s3, redis: versions of a revisited page kept, the newest included; default 3
+	Kind string `yaml:"kind"` // a registered saver: file (default) | tar | redis | s3 | warc | none
+	// Driver holds the keys of Kind's saver (saver.Section): dir, path,
+	// url, bucket, ...; see docs/config.md.
+	Driver       saver.Section `yaml:",inline"`
+	KeepVersions int           `yaml:"keep_versions"` // savers without saver.Driver.Keeps: versions of a revisited page kept, the newest included; default 3
 	Capture      []string      `yaml:"capture"`       // copies of rendered pages: pdf, screenshot
 }
 
@@ -228,5 +214,17 @@ type Dashboard struct {
 	Token string `yaml:"token"`
 }
 
-// Size is a byte count written with units in YAML ("64MiB", "10MB", "512").
-type Size int64
+// Size is a byte count written with units in YAML ("64MiB", "10MB", "512"):
+// driver.Size, the one the drivers' sections use too.
+type Size = driver.Size
+
+// Size units.
+const (
+	KiB = driver.KiB
+	MiB = driver.MiB
+	GiB = driver.GiB
+	TiB = driver.TiB
+)
+
+// ParseSize parses a byte count with an optional unit (driver.ParseSize).
+func ParseSize(s string) (Size, error) { return driver.ParseSize(s) }

@@ -26,8 +26,6 @@ const (
 	DefaultMaxBody            = 64 * MiB
 	DefaultMaxRedirects       = 10
 	DefaultUserAgent          = "distscrape/1"
-	DefaultS3Concurrency      = 16
-	DefaultWARCMaxSize        = GiB
 	DefaultKeepVersions       = saver.DefaultKeepVersions
 )
 
@@ -38,17 +36,15 @@ var DefaultContentTypes = scraper.DefaultContentTypes
 // ApplyDefaults fills every zero field with its documented default. It is
 // idempotent; Load and Parse call it before Validate.
 func (c *Config) ApplyDefaults() {
+	c.applyDriverDefaults()
+
 	t := &c.Tracker
-	setStr(&t.Kind, "memory")
 	setDur(&t.LeaseTTL, DefaultLeaseTTL)
 	setInt(&t.Batch, DefaultBatch)
 	setInt(&t.MaxAttempts, DefaultMaxAttempts)
 	setDur(&t.Backoff.Base, DefaultBackoffBase)
 	setDur(&t.Backoff.Max, DefaultBackoffMax)
 	setInt(&t.Partitions, 1)
-	// tracker.wait_replicas and wait_timeout keep their zero values when
-	// unset (the redis tracker's defaults, 1 and 1s): a memory tracker's
-	// config must not carry them.
 	setDur(&t.Heartbeat, DefaultHeartbeat)
 	setInt(&t.HeartbeatMisses, DefaultHeartbeatMisses)
 
@@ -96,31 +92,8 @@ func (c *Config) ApplyDefaults() {
 		f.Robots = &yes
 	}
 
-	v := &c.Saver
-	setStr(&v.Kind, "file")
-	switch v.Kind {
-	case "file":
-		setStr(&v.Dir, "out")
-		setStr(&v.Layout, "mirror")
-		setInt(&v.KeepVersions, DefaultKeepVersions)
-		if v.Layout == "flat" {
-			setStr(&v.Name, "{id}")
-		}
-	case "tar":
-		setStr(&v.Path, "out/{crawl}-{worker}.tar.gz")
-	case "warc":
-		setStr(&v.Dir, "out")
-		if v.MaxSize == 0 {
-			v.MaxSize = DefaultWARCMaxSize
-		}
-	case "redis":
-		setStr(&v.Key, "{crawl}:page:{id}")
-		setInt(&v.KeepVersions, DefaultKeepVersions)
-	case "s3":
-		setStr(&v.Key, "{crawl}/{sha256}")
-		setStr(&v.Region, "us-east-1")
-		setInt(&v.Concurrency, DefaultS3Concurrency)
-		setInt(&v.KeepVersions, DefaultKeepVersions)
+	if d, ok := saver.Lookup(c.Saver.Kind); ok && d.Keeps == "" {
+		setInt(&c.Saver.KeepVersions, DefaultKeepVersions)
 	}
 
 	c.applyExtractDefaults()

@@ -32,7 +32,7 @@ func EnvVar(path string) string {
 // by variable name (for docs and `distscrape check`).
 func EnvVars() [][2]string {
 	var out [][2]string
-	for p, t := range allPaths {
+	for p, t := range allPaths() {
 		if overridable(t) {
 			out = append(out, [2]string{EnvVar(p), p})
 		}
@@ -50,10 +50,10 @@ func applyEnv(cfg *Config, env lookupFunc, p *problems) {
 	root := reflect.ValueOf(cfg).Elem()
 	for _, pair := range EnvVars() {
 		name, path := pair[0], pair[1]
-		t := allPaths[path]
+		t, static := staticPaths[path]
 		s, ok := env(name)
-		if !ok {
-			continue
+		if !ok || !static {
+			continue // a driver's key: decodeDrivers sets it
 		}
 		v := fieldByPath(root, path)
 		delete(p.lines, path) // the file's line no longer explains the value

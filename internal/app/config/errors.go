@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/distscrape/distscrape/driver"
 	"github.com/distscrape/distscrape/internal/redact"
 )
 
@@ -89,6 +90,14 @@ func (p *problems) addAt(path string, line int, format string, args ...any) {
 		e.Pos = fmt.Sprintf("%s:%d", p.file, line)
 	}
 	p.list = append(p.list, e)
+}
+
+// take adds what a driver's section (or a shared check) found, its keys
+// under section.
+func (p *problems) take(section string, dp *driver.Problems) {
+	for _, e := range dp.List() {
+		p.add(join(section, e.Key), "%s", e.Msg)
+	}
 }
 
 // err returns the problems as one error (errors.Join), in the order found,

@@ -35,7 +35,7 @@ fetch: {headers: {Authorization: "Bearer abc"}}
 		panic(err)
 	}
 	r := cfg.Redacted()
-	fmt.Println(r.Tracker.URL)
+	fmt.Println(r.Key("tracker.url"))
 	fmt.Println(r.Fetch.Headers["Authorization"])
 	// Output:
 	// redis://xxxxx@10.0.0.5:6379/0

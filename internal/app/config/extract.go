@@ -5,11 +5,9 @@ import (
 	"fmt"
 	"maps"
 	"mime"
-	"net/url"
 	"regexp"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/distscrape/distscrape/extract"
 	"github.com/distscrape/distscrape/record"
@@ -81,13 +79,13 @@ type Fields []Field
 
 // Records is the sink of the extracted records.
 type Records struct {
-	Kind        string `yaml:"kind"`         // jsonl (default when extract has rules) | csv | parquet | sqlite | postgres | mysql
-	Dir         string `yaml:"dir"`          // jsonl, csv, parquet: default "out/records"
-	RotateBytes Size   `yaml:"rotate_bytes"` // jsonl, csv: a new file past this size; default 256MiB
-	JSONLShape  string `yaml:"jsonl_shape"`  // jsonl: record (default, a line per record) | page (a line per page and rule)
-	Path        string `yaml:"path"`         // sqlite: default "out/records.db"
-	URL         string `yaml:"url"`          // postgres: postgres://user:${PGPASSWORD}@host:5432/db?sslmode=verify-full; mysql: mysql://user:${MYSQL_PASSWORD}@host:3306/db?tls=true
-	TablePrefix string `yaml:"table_prefix"` // sqlite, postgres, mysql: before each rule's name, e.g. "shop_"
+	// Kind is a registered record sink: jsonl (default when extract has
+	// rules) | csv | parquet | sqlite | postgres | mysql.
+	Kind string `yaml:"kind"`
+	// Driver holds the keys of Kind's sink (record.Section): dir, path,
+	// url, ...; see docs/config.md.
+	Driver      record.Section `yaml:",inline"`
+	TablePrefix string         `yaml:"table_prefix"` // sinks with tables (record.Driver.Tables): before each rule's name, e.g. "shop_"
 }
 
 // Follow is one scraper.follow entry: exactly one selector; Attr with CSS
@@ -130,24 +128,6 @@ func (c *Config) applyExtractDefaults() {
 			setStr(&r.Fields[j].Type, string(record.String))
 		}
 	}
-	rec := &c.Records
-	if len(c.Extract) > 0 {
-		setStr(&rec.Kind, "jsonl")
-	}
-	switch rec.Kind {
-	case "jsonl", "csv":
-		setStr(&rec.Dir, DefaultRecordsDir)
-		if rec.RotateBytes == 0 {
-			rec.RotateBytes = DefaultRotateBytes
-		}
-		if rec.Kind == "jsonl" {
-			setStr(&rec.JSONLShape, "record")
-		}
-	case "parquet":
-		setStr(&rec.Dir, DefaultRecordsDir)
-	case "sqlite":
-		setStr(&rec.Path, DefaultRecordsPath)
-	}
 	for i := range c.Scraper.Follow {
 		f := &c.Scraper.Follow[i]
 		if c.Scraper.Kind == "id" {
@@ -171,102 +151,31 @@ func (c *Config) validateExtract(p *problems) {
 	c.validateRecords(p)
 }
 
-var (
-	prefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
-	sslModes = []string{"disable", "allow", "prefer", "require", "verify-ca", "verify-full"}
-)
+var prefixRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 
+// validateRecords checks the records section's own keys (validateDrivers
+// checks its kind's).
 func (c *Config) validateRecords(p *problems) {
 	r := c.Records
-	if r.Kind == "" {
-		for _, k := range []struct {
-			path string
-			set  bool
-		}{{"records.dir", r.Dir != ""}, {"records.path", r.Path != ""}, {"records.url", r.URL != ""},
-			{"records.table_prefix", r.TablePrefix != ""}, {"records.rotate_bytes", r.RotateBytes != 0},
-			{"records.jsonl_shape", r.JSONLShape != ""}} {
-			if k.set {
-				p.add(k.path, "no records are written: the config has no extract rules")
-			}
-		}
-		return
-	}
-	if !oneOf(p, "records.kind", r.Kind, "jsonl", "csv", "parquet", "sqlite", "postgres", "mysql") {
-		return
-	}
-	if len(c.Extract) == 0 {
+	switch {
+	case r.Kind == "" && r.TablePrefix != "":
+		p.add("records.table_prefix", "no records are written: the config has no extract rules")
+	case r.Kind == "":
+	case len(c.Extract) == 0:
 		p.add("records.kind", "no records are written: the config has no extract rules")
 	}
-	applies := map[string][]string{"dir": {"jsonl", "csv", "parquet"}, "rotate_bytes": {"jsonl", "csv"}, "path": {"sqlite"},
-		"url": {"postgres", "mysql"}, "table_prefix": {"sqlite", "postgres", "mysql"}, "jsonl_shape": {"jsonl"}}
-	for key, set := range map[string]bool{"dir": r.Dir != "", "rotate_bytes": r.RotateBytes != 0, "path": r.Path != "",
-		"url": r.URL != "", "table_prefix": r.TablePrefix != "", "jsonl_shape": r.JSONLShape != ""} {
-		if set && !slices.Contains(applies[key], r.Kind) {
-			kinds := applies[key]
-			list := kinds[len(kinds)-1]
-			if len(kinds) > 1 {
-				list = strings.Join(kinds[:len(kinds)-1], ", ") + " and " + list
-			}
-			p.add("records."+key, "applies to records.kind %s only (records.kind is %s)", list, r.Kind)
-		}
-	}
-	switch r.Kind {
-	case "jsonl", "csv", "parquet":
-		if strings.TrimSpace(r.Dir) == "" {
-			p.add("records.dir", "required when records.kind is %s", r.Kind)
-		}
-		if r.Kind != "parquet" && (r.RotateBytes < MiB || r.RotateBytes > TiB) {
-			p.add("records.rotate_bytes", "%s is out of range (1MiB to 1TiB)", r.RotateBytes)
-		}
-		if r.Kind == "jsonl" {
-			oneOf(p, "records.jsonl_shape", r.JSONLShape, "record", "page")
-		}
-	case "sqlite":
-		if strings.TrimSpace(r.Path) == "" {
-			p.add("records.path", "required when records.kind is sqlite")
-		}
-	case "postgres":
-		if r.URL == "" {
-			p.add("records.url", "required when records.kind is postgres (e.g. postgres://host:5432/db?sslmode=verify-full, with user:${PGPASSWORD}@ before the host)")
-		} else if u := checkCredentialURL(p, "records.url", r.URL, "postgres", "postgresql"); u != nil {
-			if m := u.Query().Get("sslmode"); m != "" && !slices.Contains(sslModes, m) {
-				p.add("records.url", "sslmode=%s: want one of %s", quote(m), strings.Join(sslModes, ", "))
+	if d, ok := record.Lookup(r.Kind); ok && !d.Tables && r.TablePrefix != "" {
+		var tables []string
+		for _, k := range record.Kinds() {
+			if d, _ := record.Lookup(k); d.Tables {
+				tables = append(tables, k)
 			}
 		}
-	case "mysql":
-		if r.URL == "" {
-			p.add("records.url", "required when records.kind is mysql (e.g. mysql://host:3306/db?tls=true, with user:${MYSQL_PASSWORD}@ before the host)")
-		} else if u := checkCredentialURL(p, "records.url", r.URL, "mysql", "mariadb"); u != nil {
-			checkMySQLURL(p, u)
-		}
+		p.add("records.table_prefix", "applies to records.kind %s only, and records.kind is %s: remove it (or set the kind it belongs to)",
+			orList(tables), r.Kind)
 	}
 	if r.TablePrefix != "" && !prefixRE.MatchString(r.TablePrefix) {
 		p.add("records.table_prefix", "%s: use lower-case letters, digits and '_', starting with a letter or '_'", quote(r.TablePrefix))
-	}
-}
-
-// mysqlParams are the parameters of a mysql:// records.url, with the
-// values each takes ("" for any); record/mysqlsink reads them.
-var mysqlParams = map[string][]string{"tls": {"true", "false", "skip-verify", "preferred"}, "socket": nil, "timeout": nil}
-
-// checkMySQLURL checks what record/mysqlsink would refuse in a mysql://
-// URL: no database, an unknown parameter or value.
-func checkMySQLURL(p *problems, u *url.URL) {
-	if db := strings.TrimPrefix(u.Path, "/"); db == "" || strings.Contains(db, "/") {
-		p.add("records.url", "name one database after the host (mysql://host:3306/db)")
-	}
-	for k, v := range u.Query() {
-		vals, known := mysqlParams[k]
-		switch {
-		case !known:
-			p.add("records.url", "unknown parameter %s (known: socket, timeout, tls)", quote(k))
-		case k == "timeout":
-			if d, err := time.ParseDuration(v[len(v)-1]); err != nil || d <= 0 {
-				p.add("records.url", "timeout=%s: want a duration such as 10s", quote(v[len(v)-1]))
-			}
-		case vals != nil && !slices.Contains(vals, v[len(v)-1]):
-			p.add("records.url", "%s=%s: want one of %s", k, quote(v[len(v)-1]), strings.Join(vals, ", "))
-		}
 	}
 }
 

@@ -86,7 +86,7 @@ func TestExtractConfigs(t *testing.T) {
 	if c.Scraper.Follow[0].Attr != "href" || c.Scraper.Follow[0].Kind != "url" || c.Scraper.Follow[1].Attr != "" {
 		t.Errorf("follow defaults: %+v", c.Scraper.Follow)
 	}
-	if c.Records.Kind != "postgres" || c.Records.Dir != "" {
+	if c.Records.Kind != "postgres" || c.Key("records.dir") != nil {
 		t.Errorf("records: %+v", c.Records)
 	}
 	out, err := Marshal(c.Redacted())
@@ -101,7 +101,7 @@ func TestExtractConfigs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Records.Kind != "jsonl" || a.Records.Dir != DefaultRecordsDir || a.Records.RotateBytes != DefaultRotateBytes {
+	if a.Records.Kind != "jsonl" || a.Key("records.dir") != "out/records" || a.Key("records.rotate_bytes") != 256*MiB {
 		t.Errorf("records default to jsonl when rules exist: %+v", a.Records)
 	}
 	if a.Scraper.Follow[0].Kind != "id" || a.Scraper.Requests[0].Method != "POST" {
@@ -206,25 +206,25 @@ func TestBadExtract(t *testing.T) {
 		{"field required with default", rule("{a: {css: h1, required: true, default: x}}"), "extract[0].fields.a.default", "never missing"},
 		{"field all not a bool", rule("{a: {css: h1, all: many}}"), "extract[0].fields.a.all", "expected true or false"},
 		// Records sinks.
-		{"records unknown kind", head + oneRule + "records: {kind: mongodb}\n", "records.kind", `unknown value "mongodb" (want jsonl, csv, parquet, sqlite, postgres or mysql)`},
+		{"records unknown kind", head + oneRule + "records: {kind: mongodb}\n", "records.kind", `unknown value "mongodb" (want csv, jsonl, mysql, parquet, postgres or sqlite)`},
 		{"records without rules", head + "records: {kind: sqlite}\n", "records.kind", "no extract rules"},
 		{"records key without rules", head + "records: {path: a.db}\n", "records.path", "no extract rules"},
-		{"records dir with postgres", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db', dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
-		{"records dir with sqlite", head + oneRule + "records: {kind: sqlite, dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
+		{"records dir with postgres", head + oneRule + "records: {kind: postgres, url: 'postgres://h/db', dir: out}\n", "records.dir", "applies to records.kind csv, jsonl or parquet only"},
+		{"records dir with sqlite", head + oneRule + "records: {kind: sqlite, dir: out}\n", "records.dir", "applies to records.kind csv, jsonl or parquet only"},
 		{"records path with jsonl", head + oneRule + "records: {kind: jsonl, path: a.db}\n", "records.path", "applies to records.kind sqlite only"},
-		{"records url with sqlite", head + oneRule + "records: {kind: sqlite, url: 'postgres://h/db'}\n", "records.url", "applies to records.kind postgres and mysql only"},
-		{"records rotate_bytes with sqlite", head + oneRule + "records: {kind: sqlite, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
-		{"records rotate_bytes with parquet", head + oneRule + "records: {kind: parquet, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
+		{"records url with sqlite", head + oneRule + "records: {kind: sqlite, url: 'postgres://h/db'}\n", "records.url", "applies to records.kind mysql or postgres only"},
+		{"records rotate_bytes with sqlite", head + oneRule + "records: {kind: sqlite, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind csv or jsonl only"},
+		{"records rotate_bytes with parquet", head + oneRule + "records: {kind: parquet, rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind csv or jsonl only"},
 		{"records rotate_bytes small csv", head + oneRule + "records: {kind: csv, rotate_bytes: 1KiB}\n", "records.rotate_bytes", "out of range (1MiB to 1TiB)"},
 		{"records csv empty dir", head + oneRule + "records: {kind: csv, dir: ' '}\n", "records.dir", "required when records.kind is csv"},
 		{"records parquet empty dir", head + oneRule + "records: {kind: parquet, dir: ' '}\n", "records.dir", "required when records.kind is parquet"},
 		{"records jsonl_shape unknown", head + oneRule + "records: {jsonl_shape: line}\n", "records.jsonl_shape", `unknown value "line" (want record or page)`},
 		{"records jsonl_shape with csv", head + oneRule + "records: {kind: csv, jsonl_shape: page}\n", "records.jsonl_shape", "applies to records.kind jsonl only"},
 		{"records jsonl_shape without rules", head + "records: {jsonl_shape: page}\n", "records.jsonl_shape", "no extract rules"},
-		{"records table_prefix with jsonl", head + oneRule + "records: {table_prefix: a_}\n", "records.table_prefix", "applies to records.kind sqlite, postgres and mysql only"},
-		{"records dir with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', dir: out}\n", "records.dir", "applies to records.kind jsonl, csv and parquet only"},
+		{"records table_prefix with jsonl", head + oneRule + "records: {table_prefix: a_}\n", "records.table_prefix", "applies to records.kind mysql, postgres or sqlite only"},
+		{"records dir with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', dir: out}\n", "records.dir", "applies to records.kind csv, jsonl or parquet only"},
 		{"records path with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', path: a.db}\n", "records.path", "applies to records.kind sqlite only"},
-		{"records rotate_bytes with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind jsonl and csv only"},
+		{"records rotate_bytes with mysql", head + oneRule + "records: {kind: mysql, url: 'mysql://h/db', rotate_bytes: 1GiB}\n", "records.rotate_bytes", "applies to records.kind csv or jsonl only"},
 		{"records mysql without url", head + oneRule + "records: {kind: mysql}\n", "records.url", "required when records.kind is mysql"},
 		{"records mysql url scheme", head + oneRule + "records: {kind: mysql, url: 'postgres://h/db'}\n", "records.url", `scheme "postgres" not allowed (want mysql:// or mariadb://)`},
 		{"records mysql driver dsn", head + oneRule + "records: {kind: mysql, url: 'u:p@tcp(h:3306)/db'}\n", "records.url", "not an absolute URL (want mysql:// or mariadb://)"},
@@ -325,7 +325,7 @@ func TestRecordsMySQL(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", u, err)
 		}
-		if c.Records.Kind != "mysql" || !strings.Contains(c.Records.URL, "my-s3cret") {
+		if c.Records.Kind != "mysql" || !strings.Contains(c.Key("records.url").(string), "my-s3cret") {
 			t.Fatalf("%s: records %+v", u, c.Records.Kind)
 		}
 		out, err := Marshal(c.Redacted())

@@ -6,47 +6,21 @@ import (
 	"strings"
 )
 
-// kindKeys says, for each section that has a kind, which of its keys apply
-// to which kinds. A key set (in the file or a DISTSCRAPE_* variable) for a
-// kind it does not apply to is refused: `path:` on a file saver would
-// otherwise be accepted while the pages went to saver.dir. Keys not listed
-// apply to every kind (or are checked where they are validated, like
-// saver.keep_versions, saver.convert_links, tracker.partitions and
-// scraper.sitemaps).
+// kindKeys says, for the scraper, which of its keys apply to which kinds. A
+// key set (in the file or a DISTSCRAPE_* variable) for a kind it does not
+// apply to is refused. Keys not listed apply to every kind (or are checked
+// where they are validated, like scraper.sitemaps). The sections of
+// drivers (tracker, saver, records) know their kinds' keys from the
+// drivers (decodeDrivers).
 var kindKeys = []struct {
 	section string
 	kind    func(*Config) string
 	keys    map[string][]string // key → the kinds it applies to
 }{
-	{"tracker", func(c *Config) string { return c.Tracker.Kind }, map[string][]string{
-		"url":           {"redis"},
-		"state":         {"memory"},
-		"wait_replicas": {"redis"},
-		"wait_timeout":  {"redis"},
-	}},
 	{"scraper", func(c *Config) string { return c.Scraper.Kind }, map[string][]string{
 		"link_regex":       {"link"},
 		"id_regex":         {"id"},
 		"download_url_fmt": {"id"},
-	}},
-	{"saver", func(c *Config) string { return c.Saver.Kind }, map[string][]string{
-		"dir":           {"file", "warc"},
-		"layout":        {"file"},
-		"name":          {"file"},
-		"path":          {"tar"},
-		"url":           {"redis"},
-		"ttl":           {"redis"},
-		"compress":      {"redis"},
-		"key":           {"redis", "s3"},
-		"bucket":        {"s3"},
-		"region":        {"s3"},
-		"endpoint":      {"s3"},
-		"path_style":    {"s3"},
-		"prefix":        {"s3"},
-		"concurrency":   {"s3"},
-		"max_size":      {"warc"},
-		"warc_revisits": {"warc"},
-		"cdx":           {"warc"},
 	}},
 }
 

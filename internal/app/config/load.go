@@ -105,6 +105,7 @@ func parse(data []byte, name string, env lookupFunc) (*Config, error) {
 		return nil, p.err()
 	}
 	checkExplicitZeros(cfg, p, env)
+	checkDriverZeros(cfg, p, env)
 	cfg.ApplyDefaults()
 	checkKindKeys(cfg, p, env)
 	cfg.validate(p)
@@ -150,6 +151,7 @@ func decode(data []byte, name string, env lookupFunc) (*Config, *problems) {
 	}
 	cfg.secrets, p.secrets = d.secrets, d.secrets
 	applyEnv(cfg, env, p)
+	d.decodeDrivers(cfg)
 	return cfg, p
 }
 
@@ -190,6 +192,9 @@ type decoder struct {
 	secrets  []string // values of ${VAR}, in order of use
 	merged   int      // pairs produced by merge keys so far
 	overflow bool     // merges went past a limit; stop expanding them
+	// stash holds the keys of each driver section (by name) that are its
+	// kind's, until the kind is known (decodeDrivers).
+	stash map[string][][2]*yaml.Node
 }
 
 // recordEnv is d.env that remembers every value it returns: a value that
@@ -342,6 +347,15 @@ func (d *decoder) structFrom(n *yaml.Node, v reflect.Value, path string, depth i
 			continue
 		}
 		idx, ok := fields[k.Value]
+		if _, gone := removedKeys[full]; !ok && !gone && path != "" && sectionNamed(path) != nil {
+			if isOwn && seen[k.Value] {
+				d.p.addAt(full, k.Line, "duplicate key")
+				continue
+			}
+			seen[k.Value] = seen[k.Value] || isOwn
+			d.stashDriverKey(path, kv) // its kind's key, or another's: decodeDrivers says
+			continue
+		}
 		if why, gone := removedKeys[full]; !ok && gone {
 			d.p.addAt(full, k.Line, "unknown key: %s", why)
 			continue

@@ -10,6 +10,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/distscrape/distscrape/saver"
+	"github.com/distscrape/distscrape/saver/filesaver"
+	"github.com/distscrape/distscrape/saver/redissaver"
+	"github.com/distscrape/distscrape/saver/s3saver"
+	"github.com/distscrape/distscrape/saver/tarsaver"
+	"github.com/distscrape/distscrape/saver/warcsaver"
 )
 
 // TestRoundTrip: good configs parse, and Marshal writes YAML that parses
@@ -51,7 +58,7 @@ func TestFullValues(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"tracker.url expanded", c.Tracker.URL, "redis://user:s3cret@redis.internal:6379/0"},
+		{"tracker.url expanded", c.Key("tracker.url"), "redis://user:s3cret@redis.internal:6379/0"},
 		{"lease_ttl", c.Tracker.LeaseTTL, 5 * time.Minute},
 		{"heartbeat default", c.Tracker.Heartbeat, 2 * time.Second},
 		{"heartbeat_misses default", c.Tracker.HeartbeatMisses, 3},
@@ -62,7 +69,7 @@ func TestFullValues(t *testing.T) {
 		{"header", c.Fetch.Headers["Authorization"], "Bearer tok123"},
 		{"status", c.Scraper.Validate.Status, []int{200, 203}},
 		{"exclude keeps $", c.Scraper.Scope.ExcludeRegex, `\.(?:jpg|png)$`},
-		{"saver path", c.Saver.Path, "out/{crawl}-{worker}.tar.zst"},
+		{"saver path", c.Key("saver.path"), "out/{crawl}-{worker}.tar.zst"},
 		{"limits.max_pages", c.Limits.MaxPages, int64(1_000_000)},
 		{"revisit", c.Scraper.Revisit, []RevisitRule{{Match: `^https://example\.org/news/`, Every: time.Hour}}},
 		{"labels", c.Scraper.Labels, []LabelRule{{Match: "/docs/", Labels: []string{"docs", "v2"}, Inherit: true}}},
@@ -110,8 +117,8 @@ func TestDefaults(t *testing.T) {
 		{"fetch.user_agent", c.Fetch.UserAgent, "distscrape/1"},
 		{"fetch.robots", *c.Fetch.Robots, true},
 		{"saver.kind", c.Saver.Kind, "file"},
-		{"saver.dir", c.Saver.Dir, "out"},
-		{"saver.layout", c.Saver.Layout, "mirror"},
+		{"saver.dir", c.Key("saver.dir"), "out"},
+		{"saver.layout", c.Key("saver.layout"), "mirror"},
 		{"saver.keep_versions", c.Saver.KeepVersions, 3},
 		{"log.level", c.Log.Level, "info"},
 		{"log.format", c.Log.Format, "text"},
@@ -122,18 +129,30 @@ func TestDefaults(t *testing.T) {
 			t.Errorf("%s = %#v, want %#v", ch.name, ch.got, ch.want)
 		}
 	}
-	per := map[string]Saver{
-		"tar":   {Kind: "tar", Path: "out/{crawl}-{worker}.tar.gz"},
-		"redis": {Kind: "redis", URL: "redis://h", Key: "{crawl}:page:{id}", KeepVersions: 3},
-		"s3":    {Kind: "s3", Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1", Concurrency: 16, KeepVersions: 3},
-		"flat":  {Kind: "file", Dir: "out", Layout: "flat", Name: "{id}", KeepVersions: 3},
-		"warc":  {Kind: "warc", Dir: "out", MaxSize: GiB},
+	per := map[string]struct {
+		keys map[string]string
+		want saver.Section
+		keep int
+	}{
+		"tar":   {nil, &tarsaver.Section{Path: "out/{crawl}-{worker}.tar.gz"}, 0},
+		"redis": {map[string]string{"url": "redis://h"}, &redissaver.Section{URL: "redis://h", Key: "{crawl}:page:{id}"}, 3},
+		"s3": {map[string]string{"bucket": "pages"}, &s3saver.Section{Bucket: "pages", Key: "{crawl}/{sha256}", Region: "us-east-1",
+			Concurrency: 16}, 3},
+		"file": {map[string]string{"layout": "flat"}, &filesaver.Section{Dir: "out", Layout: "flat", Name: "{id}"}, 3},
+		"warc": {nil, &warcsaver.Section{Dir: "out", MaxSize: GiB}, 0},
+		"none": {nil, saver.Section(nil), 0},
 	}
-	for name, want := range per {
-		c := &Config{Crawl: "x", Saver: Saver{Kind: want.Kind, URL: want.URL, Bucket: want.Bucket, Layout: want.Layout}}
+	for kind, want := range per {
+		c := &Config{Crawl: "x", Saver: Saver{Kind: kind}}
+		for k, v := range want.keys {
+			if err := c.SetKey("saver."+k, v); err != nil {
+				t.Fatal(err)
+			}
+		}
 		c.ApplyDefaults()
-		if !reflect.DeepEqual(c.Saver, want) {
-			t.Errorf("%s saver defaults = %+v, want %+v", name, c.Saver, want)
+		if want.want != nil && !reflect.DeepEqual(c.Saver.Driver, want.want) || c.Saver.KeepVersions != want.keep {
+			t.Errorf("%s saver defaults = %+v (keep_versions %d), want %+v (%d)", kind, c.Saver.Driver, c.Saver.KeepVersions,
+				want.want, want.keep)
 		}
 	}
 }
@@ -186,7 +205,7 @@ func TestEnvOverrides(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Tracker.URL != env["DISTSCRAPE_TRACKER_URL"] || c.Tracker.Kind != "redis" || c.Fetch.Concurrency != 64 ||
+	if c.Key("tracker.url") != env["DISTSCRAPE_TRACKER_URL"] || c.Tracker.Kind != "redis" || c.Fetch.Concurrency != 64 ||
 		c.Tracker.Backoff.Base != 2*time.Second || c.Fetch.MaxBody != MiB || *c.Fetch.Robots ||
 		!reflect.DeepEqual(c.Scraper.Seeds, []string{"https://a.org/", "https://b.org/"}) ||
 		!reflect.DeepEqual(c.Scraper.Validate.Status, []int{200, 204}) ||

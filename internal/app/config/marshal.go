@@ -43,6 +43,8 @@ func encode(v reflect.Value) *yaml.Node {
 		return scalar("!!str", Size(v.Int()).String())
 	}
 	switch v.Kind() {
+	case reflect.Interface:
+		return encode(v.Elem())
 	case reflect.Pointer:
 		if v.Elem().Kind() == reflect.Bool { // robots: false must survive
 			return scalar("!!bool", strconv.FormatBool(v.Elem().Bool()))
@@ -89,7 +91,13 @@ func encode(v reflect.Value) *yaml.Node {
 		n := &yaml.Node{Kind: yaml.MappingNode}
 		t := v.Type()
 		for i := 0; i < t.NumField(); i++ {
-			name, _, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			name, opts, _ := strings.Cut(t.Field(i).Tag.Get("yaml"), ",")
+			if name == "" && opts == "inline" { // a driver's section: its keys are the section's
+				if val := encode(v.Field(i)); val != nil && val.Kind == yaml.MappingNode {
+					n.Content = append(n.Content, val.Content...)
+				}
+				continue
+			}
 			if name == "" || name == "-" {
 				continue
 			}

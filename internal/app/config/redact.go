@@ -16,9 +16,7 @@ func (c *Config) Redacted() *Config {
 	r := c.Clone()
 	// Where credentials belong, a URL is cut up to its last '@'; crawled
 	// URLs may have an '@' in their path ("/@bob"), so only their authority.
-	for _, p := range []*string{&r.Tracker.URL, &r.Saver.URL, &r.Saver.Endpoint, &r.Records.URL} {
-		*p = red.URL(*p)
-	}
+	redactDrivers(r, red)
 	for i := range r.Fetch.Proxies {
 		r.Fetch.Proxies[i].URL = red.URL(r.Fetch.Proxies[i].URL)
 	}
@@ -65,6 +63,7 @@ func (c *Config) Redactor() *redact.Redactor {
 // Clone returns a deep copy of c.
 func (c *Config) Clone() *Config {
 	r := *c
+	cloneDrivers(&r)
 	r.Scraper.Seeds = clone(c.Scraper.Seeds)
 	r.Scraper.Scope.Hosts = clone(c.Scraper.Scope.Hosts)
 	r.Scraper.Scope.Prefixes = clone(c.Scraper.Scope.Prefixes)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/distscrape/distscrape/saver/s3saver"
 )
 
 func TestRedacted(t *testing.T) {
@@ -12,7 +14,7 @@ func TestRedacted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Saver.Endpoint = "https://s3.example.org/?X-Amz-Signature=abc&region=eu"
+	c.Saver = Saver{Kind: "s3", Driver: &s3saver.Section{Bucket: "b", Endpoint: "https://s3.example.org/?X-Amz-Signature=abc&region=eu"}}
 	c.Scraper.Seeds = append(c.Scraper.Seeds, "https://bob:hunter2@example.org/?token=t0k")
 	r := c.Redacted()
 	out, err := Marshal(r)
@@ -29,7 +31,7 @@ func TestRedacted(t *testing.T) {
 			t.Errorf("redacted config lost %q:\n%s", kept, out)
 		}
 	}
-	if c.Tracker.URL != "redis://user:s3cret@redis.internal:6379/0" || c.Fetch.Headers["Authorization"] != "Bearer tok123" {
+	if c.Key("tracker.url") != "redis://user:s3cret@redis.internal:6379/0" || c.Key("saver.endpoint") != "https://s3.example.org/?X-Amz-Signature=abc&region=eu" || c.Fetch.Headers["Authorization"] != "Bearer tok123" {
 		t.Error("Redacted changed the original")
 	}
 }

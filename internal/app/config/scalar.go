@@ -2,12 +2,16 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/distscrape/distscrape/driver"
 )
 
 var (
@@ -49,12 +53,7 @@ func typeWord(t reflect.Type) string {
 }
 
 // quote shows a bad value, shortened so a huge value cannot flood the error.
-func quote(s string) string {
-	if len(s) > 40 {
-		s = s[:40] + "..."
-	}
-	return strconv.Quote(s)
-}
+func quote(s string) string { return driver.Quote(s) }
 
 // setScalar parses s into v (a string, number, bool, duration, size or a
 // pointer to one).
@@ -194,19 +193,31 @@ func keyPaths(t reflect.Type, prefix string, out map[string]reflect.Type) {
 	}
 }
 
-var allPaths = func() map[string]reflect.Type {
+// staticPaths are the key paths of Config's own fields.
+var staticPaths = func() map[string]reflect.Type {
 	m := map[string]reflect.Type{}
 	keyPaths(reflect.TypeOf(Config{}), "", m)
 	return m
 }()
 
+// allPaths are staticPaths and the keys of the drivers linked in (known
+// once every package's init has run).
+func allPaths() map[string]reflect.Type {
+	m := maps.Clone(staticPaths)
+	driverPaths(m)
+	return m
+}
+
 // suggest says which key was probably meant: a close spelling at the same
 // level, or the same name at another level.
 func suggest(key, path string, t reflect.Type) string {
+	return suggestAmong(key, slices.Collect(maps.Keys(fieldsOf(t))))
+}
+
+// suggestAmong is suggest with the names of the level.
+func suggestAmong(key string, names []string) string {
 	best, bestD := "", 1<<30
-	var names []string
-	for name := range fieldsOf(t) {
-		names = append(names, name)
+	for _, name := range names {
 		if d := distance(strings.ToLower(key), name); d < bestD {
 			best, bestD = name, d
 		}
@@ -219,7 +230,7 @@ func suggest(key, path string, t reflect.Type) string {
 		return " (did you mean " + best + "?)"
 	}
 	var elsewhere []string
-	for p := range allPaths {
+	for p := range allPaths() {
 		if p == key || strings.HasSuffix(p, "."+key) {
 			elsewhere = append(elsewhere, p)
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/saver"
 	"github.com/distscrape/distscrape/scraper"
+	"github.com/distscrape/distscrape/tracker"
 )
 
 var crawlNameRE = regexp.MustCompile(`^[A-Za-z0-9._-]{1,64}$`)
@@ -35,6 +36,7 @@ func (c *Config) validate(p *problems) {
 	case !crawlNameRE.MatchString(c.Crawl):
 		p.add("crawl", "%s: use 1 to 64 letters, digits, '.', '_' or '-'", quote(c.Crawl))
 	}
+	c.validateDrivers(p)
 	c.Tracker.validate(p)
 	c.Scraper.validate(p)
 	c.Fetch.validate(p)
@@ -47,15 +49,6 @@ func (c *Config) validate(p *problems) {
 	}
 	if c.Limits.MaxBytes < 0 {
 		p.add("limits.max_bytes", "%d: want 0 (unlimited) or a size like 10GiB", c.Limits.MaxBytes)
-	}
-	if c.Saver.WACZ && c.Saver.Kind != "warc" {
-		p.add("saver.wacz", "needs saver.kind warc: a WACZ file packages WARC files")
-	}
-	switch {
-	case c.Saver.ConvertLinks && c.Saver.Kind != "file":
-		p.add("saver.convert_links", "needs saver.kind file (mirror layout): other savers keep pages, not a browsable tree")
-	case c.Saver.ConvertLinks && c.Scraper.Kind != "link":
-		p.add("saver.convert_links", "needs scraper.kind link: the links of an ID crawl are not its items")
 	}
 	if c.Scraper.Sitemaps && c.Scraper.Kind != "link" {
 		p.add("scraper.sitemaps", "needs scraper.kind link: a sitemap lists URLs")
@@ -88,14 +81,6 @@ func checkToken(p *problems, path, t string) {
 }
 
 func (t *Tracker) validate(p *problems) {
-	if oneOf(p, "tracker.kind", t.Kind, "memory", "redis") && t.Kind == "redis" {
-		if t.URL == "" {
-			p.add("tracker.url", "required when tracker.kind is redis (redis://[user:password@]host:6379/0)")
-		}
-	}
-	if t.URL != "" {
-		checkRedisURL(p, "tracker.url", t.URL)
-	}
 	durRange(p, "tracker.lease_ttl", t.LeaseTTL, 100*time.Millisecond, 24*time.Hour)
 	intRange(p, "tracker.batch", t.Batch, 1, 10000)
 	// A worker is dead after heartbeat × heartbeat_misses: one miss alone
@@ -103,14 +88,10 @@ func (t *Tracker) validate(p *problems) {
 	durRange(p, "tracker.heartbeat", t.Heartbeat, 10*time.Millisecond, time.Minute)
 	intRange(p, "tracker.heartbeat_misses", t.HeartbeatMisses, 2, 100)
 	intRange(p, "tracker.max_attempts", t.MaxAttempts, 1, 1000)
-	if intRange(p, "tracker.partitions", t.Partitions, 1, 1024); t.Partitions > 1 && t.Kind != "redis" {
-		p.add("tracker.partitions", "%d partitions: only the redis tracker has partitions (tracker.kind is %s)", t.Partitions, t.Kind)
-	}
-	if t.WaitReplicas != nil {
-		intRange(p, "tracker.wait_replicas", *t.WaitReplicas, 0, 16)
-	}
-	if t.WaitTimeout != 0 {
-		durRange(p, "tracker.wait_timeout", t.WaitTimeout, time.Millisecond, time.Minute)
+	if d, ok := tracker.Lookup(t.Kind); ok && !d.Partitioned && t.Partitions > 1 {
+		p.add("tracker.partitions", "%d partitions: the %s tracker has no partitions", t.Partitions, t.Kind)
+	} else {
+		intRange(p, "tracker.partitions", t.Partitions, 1, 1024)
 	}
 	durRange(p, "tracker.backoff.base", t.Backoff.Base, time.Millisecond, 24*time.Hour)
 	durRange(p, "tracker.backoff.max", t.Backoff.Max, time.Millisecond, 30*24*time.Hour)
@@ -228,85 +209,30 @@ func (f *Fetch) validate(p *problems) {
 	f.validateProxies(p)
 }
 
-var bucketRE = regexp.MustCompile(`^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$`)
-
+// validate checks the saver's own keys (validateDrivers checks its
+// kind's).
 func (s *Saver) validate(p *problems) {
-	if !oneOf(p, "saver.kind", s.Kind, "file", "tar", "redis", "s3", "warc", "none") {
-		return
-	}
-	switch s.Kind {
-	case "file", "s3", "redis":
+	d, ok := saver.Lookup(s.Kind)
+	switch {
+	case !ok:
+	case d.Keeps == "":
 		intRange(p, "saver.keep_versions", s.KeepVersions, 1, saver.MaxKeepVersions)
-	default:
-		if s.KeepVersions != 0 {
-			p.add("saver.keep_versions", "applies to saver.kind file, s3 and redis only: a %s saver keeps %s", s.Kind, map[string]string{
-				"tar": "every version (an archive is append only)", "warc": "every version (a WARC file is append only)",
-				"none": "nothing"}[s.Kind])
-		}
-	}
-	switch s.Kind {
-	case "file":
-		if s.Dir == "" {
-			p.add("saver.dir", "required when saver.kind is file")
-		}
-		if oneOf(p, "saver.layout", s.Layout, "mirror", "flat") && s.Layout == "flat" {
-			checkTemplate(p, "saver.name", s.Name, true)
-			if s.ConvertLinks {
-				p.add("saver.convert_links", "needs saver.layout mirror: a flat name says nothing of where a link's target is")
+	case s.KeepVersions != 0:
+		var versioned []string
+		for _, k := range saver.Kinds() {
+			if d, _ := saver.Lookup(k); d.Keeps == "" {
+				versioned = append(versioned, k)
 			}
 		}
-	case "tar":
-		switch {
-		case s.Path == "":
-			p.add("saver.path", "required when saver.kind is tar")
-		case !hasTarExt(s.Path):
-			p.add("saver.path", "must end in .tar, .tar.gz, .tar.bz2 or .tar.zst")
-		default:
-			checkTemplate(p, "saver.path", s.Path, false)
-		}
-	case "redis":
-		if s.URL == "" {
-			p.add("saver.url", "required when saver.kind is redis (redis://host:6379/1)")
-		} else {
-			checkRedisURL(p, "saver.url", s.URL)
-		}
-		checkTemplate(p, "saver.key", s.Key, true)
-		if s.TTL < 0 {
-			p.add("saver.ttl", "must be ≥ 0 (0 = no expiry)")
-		}
-	case "s3":
-		switch {
-		case s.Bucket == "":
-			p.add("saver.bucket", "required when saver.kind is s3")
-		case !bucketRE.MatchString(s.Bucket) || strings.Contains(s.Bucket, ".."):
-			p.add("saver.bucket", "%s is not a valid bucket name (3-63 lower-case letters, digits, '.' and '-')", quote(s.Bucket))
-		}
-		checkTemplate(p, "saver.key", s.Key, true)
-		if s.Endpoint != "" {
-			checkCredentialURL(p, "saver.endpoint", s.Endpoint, "http", "https")
-		}
-		if s.Region == "" {
-			p.add("saver.region", "required when saver.kind is s3")
-		}
-		intRange(p, "saver.concurrency", s.Concurrency, 1, 1024)
-	case "warc":
-		if strings.TrimSpace(s.Dir) == "" {
-			p.add("saver.dir", "required when saver.kind is warc")
-		}
-		if s.MaxSize < MiB || s.MaxSize > TiB {
-			// Each file starts with a warcinfo record: tiny files are mostly overhead.
-			p.add("saver.max_size", "%s is out of range (1MiB to 1TiB)", s.MaxSize)
-		}
+		p.add("saver.keep_versions", "applies to saver.kind %s only: a %s saver keeps %s", orList(versioned), s.Kind, d.Keeps)
 	}
 }
 
-func hasTarExt(path string) bool {
-	for _, ext := range []string{".tar", ".tar.gz", ".tar.bz2", ".tar.zst"} {
-		if strings.HasSuffix(path, ext) && len(path) > len(ext) {
-			return true
-		}
-	}
-	return false
+// SaverEnv is the crawl's side of a saver.Env for worker: what the config
+// knows (cmd adds the logger, the link resolver and the archive's words).
+func (c *Config) SaverEnv(worker string) saver.Env {
+	return saver.Env{Crawl: c.Crawl, Worker: worker, KeepVersions: c.Saver.KeepVersions,
+		LinkCrawl: c.Scraper.Kind == "link", Revisits: len(c.Scraper.Revisit) > 0}
 }
 
 func checkHostPort(p *problems, path, addr string) {

@@ -13,8 +13,6 @@ var zeroMeansDefault = []string{
 	"scraper.regex_timeout", "scraper.max_links",
 	"fetch.concurrency", "fetch.per_host_concurrency", "fetch.timeout",
 	"fetch.max_body", "fetch.max_redirects", "fetch.max_retry_after",
-	"saver.concurrency",
-	"records.rotate_bytes",
 	"notify.dead_letter_rate.threshold", "notify.dead_letter_rate.window", "notify.summary_every",
 	"notify.tracker_down_after", "notify.timeout", "notify.attempts", "notify.queue",
 }
@@ -39,10 +37,6 @@ func checkExplicitZeros(cfg *Config, p *problems, env lookupFunc) {
 
 // defaultOf is the default of a key of zeroMeansDefault, for the message.
 func defaultOf(path string) any {
-	switch path { // defaults of a records kind: ApplyDefaults sets them only for rules of that kind
-	case "records.rotate_bytes":
-		return DefaultRotateBytes
-	}
 	if d, ok := notifyDefault[path]; ok { // applied only to a notify section with a receiver
 		return d
 	}

@@ -1,4 +1,4 @@
-package config
+package driver
 
 import (
 	"fmt"
@@ -7,6 +7,10 @@ import (
 	"strconv"
 	"strings"
 )
+
+// Size is a byte count written with units in a config ("64MiB", "10MB",
+// "512").
+type Size int64
 
 // Size units. Decimal (kB, MB, ...) and binary (KiB, MiB, ...) units are both
 // accepted, case-insensitively: "64MiB", "10MB", "1.5GiB", "512".
