@@ -15,6 +15,7 @@ import (
 	_ "github.com/distscrape/distscrape/saver/s3saver"
 	_ "github.com/distscrape/distscrape/saver/tarsaver"
 	_ "github.com/distscrape/distscrape/saver/warcsaver"
+	_ "github.com/distscrape/distscrape/saver/webdavsaver"
 	_ "github.com/distscrape/distscrape/tracker/memtracker"
 	_ "github.com/distscrape/distscrape/tracker/redistracker"
 )
