@@ -9,6 +9,7 @@ import (
 	_ "github.com/distscrape/distscrape/record/mysqlsink"
 	_ "github.com/distscrape/distscrape/record/parquetsink"
 	_ "github.com/distscrape/distscrape/record/pgsink"
+	_ "github.com/distscrape/distscrape/record/redissink"
 	_ "github.com/distscrape/distscrape/record/sqlitesink"
 	_ "github.com/distscrape/distscrape/saver/filesaver"
 	_ "github.com/distscrape/distscrape/saver/redissaver"
