@@ -1,9 +1,11 @@
 // Package record is the contract for scraped data: the records that the
 // extraction rules (config `extract:`) take out of a page, and the sinks
-// that store them (config `records:`). It imports nothing of distscrape, so
-// a sink of one's own needs this package only, and proves itself with
-// recordtest.Run like every sink shipped (record/jsonlsink,
-// record/sqlitesink, record/pgsink, record/mysqlsink).
+// that store them (config `records:`). It imports nothing of distscrape
+// but driver (the registry every driver family shares), so a sink of one's
+// own needs these two only, registers itself with its config section
+// (Register, driver.go) and proves itself with recordtest.Run like every
+// sink shipped (record/jsonlsink, record/sqlitesink, record/pgsink,
+// record/mysqlsink, record/redissink, ...).
 //
 // A record's identity is (Key, Rule, Index). A page fetched twice (at-least-
 // once delivery, a revisit) produces a new Set for each rule that matched

@@ -3,8 +3,9 @@
 // syntax and the formats shared by stores (labels, version stamps). The
 // drivers live in packages of their own, so that what imports the
 // contract (the manager) links no store's client: filesaver (a directory
-// tree or an offline mirror), tarsaver, warcsaver, redissaver and s3saver;
-// None, which keeps nothing, is here.
+// tree or an offline mirror), tarsaver, warcsaver, redissaver, s3saver and
+// webdavsaver; None, which keeps nothing, is here. A driver registers
+// itself with its config section (Register, driver.go).
 //
 // The crawl manager completes an item in the tracker only after Flush has
 // returned nil for a Save of it, so every saver must make Flush mean "what was
@@ -15,8 +16,9 @@
 //
 // A saver of one's own implements Saver (see the Saver example) and proves
 // itself with savertest.Run and an independent reader of its store. A
-// saver sees pages only: this package imports nothing of distscrape, and a
-// driver imports this contract and the helpers under saver/internal only.
+// saver sees pages only: this package imports nothing of distscrape but
+// driver (the registry every driver family shares), and a driver imports
+// this contract, driver and the helpers under saver/internal only.
 package saver
 
 import (

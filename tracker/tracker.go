@@ -12,15 +12,16 @@
 // process) and redistracker (a fleet), so importing the contract pulls in no
 // Redis client. Every engine satisfies the same contract, proved by the
 // conformance suite in tracker/trackertest. This package imports nothing of
-// distscrape's.
+// distscrape's but driver, the registry every driver family shares.
 //
 // Workers (the manager) hold a Tracker; the command line's status, failed,
 // requeue and reset hold an Inspector; an engine implements both (Engine).
-// To pick an engine, call memtracker.New or redistracker.Open; only cmd/ and
-// internal/app/config do, everything else sees these interfaces. To write an
-// engine, implement Engine in a package of its own that imports this one
-// (and never another engine), and run trackertest.Run on it from its tests;
-// CONTRIBUTING.md says where to register it.
+// To pick an engine, call memtracker.New or redistracker.Open, or open the
+// Section of a registered kind (Register, driver.go); only cmd/ links
+// engines, everything else sees these interfaces. To write an engine,
+// implement Engine in a package of its own that imports this one (and never
+// another engine), register it with its config section, and run
+// trackertest.Run on it from its tests (CONTRIBUTING.md).
 package tracker
 
 import (
