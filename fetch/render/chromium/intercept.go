@@ -128,7 +128,9 @@ func (in *interceptor) answer(e *cdpfetch.EventRequestPaused) {
 		return
 	}
 	in.cookiesOut(in.tab, u)
-	resp, err := in.client.Exchange(in.tab, req)
+	// A page's request is no tracker item that could go back: it waits for
+	// its host's slot (fetch.WithPatience), bounded by the page's timeout.
+	resp, err := in.client.Exchange(fetch.WithPatience(in.tab), req)
 	if err != nil {
 		reason := network.ErrorReasonFailed
 		switch {

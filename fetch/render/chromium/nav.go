@@ -95,7 +95,7 @@ func (in *interceptor) navigation(e *cdpfetch.EventRequestPaused) {
 		return
 	}
 	in.cookiesOut(in.tab, u)
-	resp, err := in.client.Exchange(in.tab, req)
+	resp, err := in.client.Exchange(fetch.WithPatience(in.tab), req) // as a subresource (intercept.go)
 	if err != nil {
 		in.abort(e, nv, err.Error())
 		return

@@ -1,6 +1,7 @@
 package chromium
 
 import (
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/distscrape/distscrape/fetch"
 	"github.com/distscrape/distscrape/fetch/render"
@@ -161,6 +163,32 @@ func TestRenderPerHostConcurrency(t *testing.T) {
 	}
 	if n := tb.site.Requests(fixturesite.JSImagePrefix + "29.png"); n == 0 {
 		t.Error("the images were not requested: nothing was bounded")
+	}
+}
+
+// TestRenderSubresourcesWaitForTheirHost: a page's images are no tracker
+// items and cannot be handed back, so they wait for their host's slot
+// however short fetch.max_host_wait is (bounded by the page's timeout),
+// instead of failing and leaving the rendered page without them.
+func TestRenderSubresourcesWaitForTheirHost(t *testing.T) {
+	const images = 30
+	tb := setup(t, func(f *fetch.Config, c *Config) { f.PerHostConcurrency = 1; f.MaxHostWait = time.Millisecond })
+	tb.site.SetLatency(20 * time.Millisecond) // each image holds the one slot for 20ms
+	tb.site.ResetLog()
+	if _, err := tb.render(t, fmt.Sprintf("%s?n=%d", fixturesite.JSManyPath, images), render.Rule{WaitFor: render.NetworkIdle}); err != nil {
+		t.Fatal(err)
+	}
+	var missing []int
+	for i := range images {
+		if tb.site.Requests(fmt.Sprintf("%s%d.png", fixturesite.JSImagePrefix, i)) == 0 {
+			missing = append(missing, i)
+		}
+	}
+	if len(missing) > 0 {
+		t.Errorf("images %v never reached the site: they gave up waiting for the host's slot", missing)
+	}
+	if got := tb.site.MaxInFlight(tb.site.Host()); got != 1 {
+		t.Errorf("max in flight at the site %d, want the limit, 1", got)
 	}
 }
 
