@@ -196,8 +196,8 @@ func noneOf(forbidden ...string) func(string) bool {
 }
 
 // only allows the given packages of the module ("dir/..." for every package
-// under dir) and its internal helpers, except internal/app/config, which
-// chooses implementations.
+// under dir) and its internal helpers, except internal/app/config, the
+// program's config, which no library package depends on.
 func only(allowed ...string) func(string) bool {
 	return func(dep string) bool {
 		r, in := rel(dep)
