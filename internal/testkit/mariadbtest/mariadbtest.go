@@ -30,6 +30,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
 // Options configure a server. The zero value writes the redo log to the
@@ -109,13 +111,7 @@ func Launch(opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{install: install, server: server, opts: opts, User: "distscrape",
-		Password: "mariadbtest-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	if os.Geteuid() == 0 {
-		s.runAs = "mysql"
-		if _, err := user.Lookup(s.runAs); err != nil {
-			s.runAs = "nobody"
-		}
-	}
+		Password: "mariadbtest-" + strconv.FormatInt(time.Now().UnixNano(), 36), runAs: shared.RunAs("mysql")}
 	if s.Dir, err = os.MkdirTemp("", "mariadbtest-"); err != nil {
 		return nil, err
 	}
@@ -123,13 +119,8 @@ func Launch(opts Options) (*Server, error) {
 		os.RemoveAll(s.Dir)
 		return nil, err
 	}
-	for i := 0; i < 5; i++ {
-		if s.Port, err = freePort(); err != nil {
-			break
-		}
-		if err = s.start(); err == nil {
-			return s, nil
-		}
+	if s.Port, err = shared.OnFreePort(func(port int) error { s.Port = port; return s.start() }); err == nil {
+		return s, nil
 	}
 	os.RemoveAll(s.Dir)
 	return nil, err
@@ -154,7 +145,7 @@ func (s *Server) installDB() error {
 	cmd := exec.Command(s.install, args...)
 	cmd.Dir = s.Dir
 	if out, err := cmd.CombinedOutput(); err != nil {
-		return fmt.Errorf("mariadbtest: %s: %w\n%s", filepath.Base(s.install), err, tail(string(out)))
+		return fmt.Errorf("mariadbtest: %s: %w\n%s", filepath.Base(s.install), err, shared.Tail(string(out)))
 	}
 	return nil
 }
@@ -208,7 +199,7 @@ func (s *Server) start() error {
 		select {
 		case <-done:
 			log, _ := os.ReadFile(filepath.Join(s.Dir, "server.log"))
-			return fmt.Errorf("mariadbtest: %s exited: %v\n%s", filepath.Base(s.server), cmd.ProcessState, tail(string(log)))
+			return fmt.Errorf("mariadbtest: %s exited: %v\n%s", filepath.Base(s.server), cmd.ProcessState, shared.Tail(string(log)))
 		case <-ctx.Done():
 			s.kill()
 			return fmt.Errorf("mariadbtest: the server did not answer within 90s: %w", err)
@@ -309,21 +300,4 @@ func (s *Server) CreateDB(t testing.TB, name string) string {
 		t.Fatalf("mariadbtest: create database %s: %v", name, err)
 	}
 	return s.URL(name)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
 }

@@ -24,11 +24,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
 // Options configure a server. The zero value has fsync off: quick, and
@@ -103,13 +104,8 @@ func Launch(opts Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{bin: bin, opts: opts, User: "distscrape", Password: "pgtest-" + strconv.FormatInt(time.Now().UnixNano(), 36)}
-	if os.Geteuid() == 0 {
-		s.runAs = "postgres"
-		if _, err := user.Lookup(s.runAs); err != nil {
-			s.runAs = "nobody"
-		}
-	}
+	s := &Server{bin: bin, opts: opts, User: "distscrape", Password: "pgtest-" + strconv.FormatInt(time.Now().UnixNano(), 36),
+		runAs: shared.RunAs("postgres")}
 	if s.Dir, err = os.MkdirTemp("", "pgtest-"); err != nil {
 		return nil, err
 	}
@@ -117,13 +113,8 @@ func Launch(opts Options) (*Server, error) {
 		os.RemoveAll(s.Dir)
 		return nil, err
 	}
-	for i := 0; i < 5; i++ {
-		if s.Port, err = freePort(); err != nil {
-			break
-		}
-		if err = s.start(); err == nil {
-			return s, nil
-		}
+	if s.Port, err = shared.OnFreePort(func(port int) error { s.Port = port; return s.start() }); err == nil {
+		return s, nil
 	}
 	os.RemoveAll(s.Dir)
 	return nil, err
@@ -143,7 +134,7 @@ func (s *Server) run(name string, args ...string) error {
 	cmd.Dir = s.Dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return fmt.Errorf("pgtest: %s: %w\n%s", name, err, tail(string(out)))
+		return fmt.Errorf("pgtest: %s: %w\n%s", name, err, shared.Tail(string(out)))
 	}
 	return nil
 }
@@ -183,7 +174,7 @@ func (s *Server) start() error {
 	if err := s.run("pg_ctl", "start", "-w", "-t", "60", "-D", filepath.Join(s.Dir, "data"),
 		"-l", filepath.Join(s.Dir, "server.log"), "-o", opts); err != nil {
 		log, _ := os.ReadFile(filepath.Join(s.Dir, "server.log"))
-		return fmt.Errorf("%w\n%s", err, tail(string(log)))
+		return fmt.Errorf("%w\n%s", err, shared.Tail(string(log)))
 	}
 	return nil
 }
@@ -237,21 +228,4 @@ func (s *Server) CreateDB(t testing.TB, name string) string {
 		t.Fatalf("pgtest: create database %s: %v", name, err)
 	}
 	return s.URL(name)
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func tail(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
 }

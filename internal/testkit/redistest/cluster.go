@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
 // ClusterOptions configure a private Redis Cluster. The zero value is three
@@ -107,7 +109,7 @@ func newCluster(opts ClusterOptions, start func(Options) (*Server, error)) (*Clu
 	ctx, cancel := context.WithTimeout(context.Background(), clusterReady)
 	defer cancel()
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, tail(string(out)))
+		return nil, fmt.Errorf("redis-cli --cluster create: %w\n%s", err, shared.Tail(string(out)))
 	}
 	return c, c.WaitReady(ctx)
 }

@@ -11,11 +11,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
 // Options configure a private server. The zero value is an in-memory server
@@ -143,7 +144,7 @@ func (s *Server) start() error {
 		select {
 		case err := <-exited:
 			log, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
-			return fmt.Errorf("redis-server on port %d exited: %v\n%s", s.Port, err, tail(string(log)))
+			return fmt.Errorf("redis-server on port %d exited: %v\n%s", s.Port, err, shared.Tail(string(log)))
 		default:
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -185,14 +186,7 @@ func (s *Server) Restart(t testing.TB) {
 }
 
 // FreePort returns a TCP port of 127.0.0.1 that was free a moment ago.
-func FreePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
+func FreePort() (int, error) { return shared.FreePort() }
 
 func waitPortClosed(addr string) {
 	for i := 0; i < 200; i++ {
@@ -210,14 +204,6 @@ func orDefault(s, d string) string {
 		return d
 	}
 	return s
-}
-
-func tail(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
-	}
-	return strings.Join(lines, "\n")
 }
 
 // Signal sends sig to the server (e.g. SIGSTOP to freeze it).

@@ -23,6 +23,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+
+	"github.com/distscrape/distscrape/internal/testkit/shared"
 )
 
 // Credentials and region of every server this package starts.
@@ -82,7 +84,7 @@ func Start(t testing.TB) *Server {
 }
 
 func (s *Server) start(bin string) error {
-	port, err := freePort()
+	port, err := shared.FreePort()
 	if err != nil {
 		return err
 	}
@@ -171,15 +173,6 @@ func SetEnvCredentials(t testing.TB, access, secret string) {
 	} {
 		t.Setenv(k, v)
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // lockedBuffer collects the server's output, keeping the last 8 KiB.

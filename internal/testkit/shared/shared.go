@@ -1,6 +1,7 @@
-// Package shared keeps one test server per test package, started at its
-// first use and stopped when the package's tests end: what pgtest and
-// mariadbtest offer as Shared, NewDB and Main.
+// Package shared is what the tests' server packages share: one test server
+// per test package, started at its first use and stopped when the
+// package's tests end (what pgtest and mariadbtest offer as Shared, NewDB
+// and Main), and the helpers of starting a server process (proc.go).
 package shared
 
 import (
